@@ -1,0 +1,145 @@
+"""Push-based async event streams (pi-ai's ``EventStream``).
+
+A producer ``push``es events and ``end``s the stream; a consumer iterates with ``async for`` and
+awaits ``result()``. A terminal event resolves the result; events pushed after it are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Generic, TypeVar
+
+from .events import AssistantMessageEvent
+from .types import AssistantMessage
+
+E = TypeVar("E")
+R = TypeVar("R")
+
+_UNSET: Any = object()
+
+
+class StreamEndedWithoutResult(RuntimeError):
+    """The producer ended the stream without a terminal event or a result."""
+
+
+class EventStream(Generic[E, R]):
+    def __init__(self, is_terminal: Callable[[E], bool], extract_result: Callable[[E], R]) -> None:
+        self._is_terminal = is_terminal
+        self._extract_result = extract_result
+        self._queue: deque[E] = deque()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._done = False
+        self._result: Any = _UNSET
+        self._error: BaseException | None = None
+        self._result_waiters: list[asyncio.Future[None]] = []
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def has_result(self) -> bool:
+        return self._result is not _UNSET or self._error is not None
+
+    def push(self, event: E) -> None:
+        if self._done:
+            return
+        if self._is_terminal(event):
+            self._done = True
+            self._resolve(self._extract_result(event))
+        self._queue.append(event)
+        self._wake()
+
+    def end(self, result: R | None = None) -> None:
+        """Mark the stream done; ``result`` (if given) resolves the result unless already resolved."""
+        self._done = True
+        if result is not None:
+            self._resolve(result)
+        self._wake()
+
+    def fail(self, error: BaseException) -> None:
+        """End the stream so that iteration stops and ``result()`` raises ``error``."""
+        self._done = True
+        if not self.has_result:
+            self._error = error
+            self._release_result_waiters()
+        self._wake()
+
+    def _resolve(self, result: R) -> None:
+        if self.has_result:
+            return
+        self._result = result
+        self._release_result_waiters()
+
+    def _release_result_waiters(self) -> None:
+        waiters, self._result_waiters = self._result_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _wake(self) -> None:
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def __aiter__(self) -> AsyncIterator[E]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[E]:
+        queue = self._queue
+        while True:
+            if queue:
+                yield queue.popleft()
+            elif self._done:
+                return
+            else:
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                await waiter
+
+    async def result(self) -> R:
+        """The final result; waits for a terminal event or ``end(result)``."""
+        if not self.has_result:
+            waiter = asyncio.get_running_loop().create_future()
+            self._result_waiters.append(waiter)
+            await waiter
+        if self._error is not None:
+            raise self._error
+        result: R = self._result
+        return result
+
+    def result_nowait(self) -> R:
+        """The result if there is one; raises :class:`StreamEndedWithoutResult` otherwise."""
+        if self._error is not None:
+            raise self._error
+        if self._result is _UNSET:
+            raise StreamEndedWithoutResult("Stream ended without a final message")
+        result: R = self._result
+        return result
+
+
+def _is_assistant_terminal(event: AssistantMessageEvent) -> bool:
+    return event.type == "done" or event.type == "error"
+
+
+def _assistant_result(event: AssistantMessageEvent) -> AssistantMessage:
+    if event.type == "done":
+        return event.message
+    if event.type == "error":
+        return event.error
+    raise ValueError("Unexpected event type for final result")
+
+
+class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMessage]):
+    """The stream a provider returns: ``done``/``error`` are terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(_is_assistant_terminal, _assistant_result)
+
+
+def create_assistant_message_event_stream() -> AssistantMessageEventStream:
+    return AssistantMessageEventStream()

@@ -1,0 +1,307 @@
+"""pi-ai's data model: content blocks, messages, usage, models, contexts and stream options.
+
+Attributes are snake_case; the JSON form (``model_dump()`` / ``model_dump_json()``, which dump by
+alias) is pi's camelCase wire and session format, so transcripts stay interchangeable with pi.
+Optional fields that are unset are left out of the JSON, as ``JSON.stringify`` drops ``undefined``.
+Unknown fields are kept (``extra="allow"``) so newer pi messages round-trip unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
+from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from .abort import AbortSignal
+
+
+def now_ms() -> int:
+    """Milliseconds since the Unix epoch, as pi's ``Date.now()``."""
+    return int(time.time() * 1000)
+
+
+class PiModel(BaseModel):
+    """Base of every wire-format model: camelCase aliases, extra keys kept, ``None`` left out of JSON."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="allow",
+        arbitrary_types_allowed=True,
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # JSON.stringify drops `undefined`; pi never writes `null` for an absent optional field.
+        data = handler(self)
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Content blocks
+
+
+class TextContent(PiModel):
+    type: Literal["text"] = "text"
+    text: str
+    text_signature: str | None = None
+
+
+class ThinkingContent(PiModel):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+
+class ImageContent(PiModel):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ToolCall(PiModel):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    thought_signature: str | None = None
+
+
+UserContent: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+AssistantContent: TypeAlias = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
+ToolResultContent: TypeAlias = UserContent
+
+
+# ---------------------------------------------------------------------------------------------
+# Usage and cost
+
+
+class UsageCost(PiModel):
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    total: float = 0
+
+
+class Usage(PiModel):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cache_write_1h: int | None = Field(default=None, alias="cacheWrite1h")
+    total_tokens: int = 0
+    cost: UsageCost = Field(default_factory=UsageCost)
+
+
+def empty_usage() -> Usage:
+    """A fresh all-zero usage (pi shares one constant; a fresh object cannot be mutated by accident)."""
+    return Usage()
+
+
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+class UserMessage(PiModel):
+    role: Literal["user"] = "user"
+    content: str | list[UserContent]
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class AssistantMessage(PiModel):
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantContent] = Field(default_factory=list)
+    api: str
+    provider: str
+    model: str
+    response_model: str | None = None
+    response_id: str | None = None
+    diagnostics: list[Any] | None = None
+    usage: Usage = Field(default_factory=empty_usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class ToolResultMessage(PiModel):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[ToolResultContent] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = Field(default_factory=now_ms)
+
+
+Message: TypeAlias = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+MESSAGE_ADAPTER: TypeAdapter[UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(Message)
+CONTENT_ADAPTER: TypeAdapter[list[TextContent | ThinkingContent | ImageContent | ToolCall]] = TypeAdapter(
+    list[Annotated[TextContent | ThinkingContent | ImageContent | ToolCall, Field(discriminator="type")]]
+)
+
+LLM_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+def role_of(message: Any) -> str | None:
+    """The ``role`` of any agent message: a model, an object with ``role``, or a mapping."""
+    role = getattr(message, "role", None)
+    if role is None and isinstance(message, Mapping):
+        role = message.get("role")
+    return role if isinstance(role, str) else None
+
+
+def to_message(message: Any) -> UserMessage | AssistantMessage | ToolResultMessage:
+    """Coerce an LLM message given as a model or a pi-JSON/snake_case mapping into its model."""
+    if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+        return message
+    if isinstance(message, BaseModel):
+        message = message.model_dump()
+    return MESSAGE_ADAPTER.validate_python(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+
+class ModelCost(PiModel):
+    """Prices in USD per million tokens."""
+
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+
+
+class Model(PiModel):
+    id: str
+    name: str = ""
+    api: str
+    provider: str
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    cost: ModelCost = Field(default_factory=ModelCost)
+    context_window: int = 0
+    max_tokens: int = 0
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+
+
+ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh"]
+"""pi-ai's reasoning level (the agent's thinking level without ``"off"``)."""
+
+Transport: TypeAlias = Literal["sse", "websocket", "websocket-cached", "auto"]
+CacheRetention: TypeAlias = Literal["none", "short", "long"]
+
+
+class ThinkingBudgets(PiModel):
+    minimal: int | None = None
+    low: int | None = None
+    medium: int | None = None
+    high: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools and contexts
+
+
+class Tool(PiModel):
+    """What a provider sees of a tool. ``parameters`` is a JSON Schema dict or a pydantic model class."""
+
+    name: str
+    description: str = ""
+    parameters: Any = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+def tool_json_schema(parameters: Any) -> dict[str, Any]:
+    """The JSON Schema of a tool's ``parameters`` (a schema dict or a pydantic model class)."""
+    if isinstance(parameters, type) and issubclass(parameters, BaseModel):
+        return parameters.model_json_schema()
+    if isinstance(parameters, Mapping):
+        return dict(parameters)
+    raise TypeError(f"Tool parameters must be a JSON Schema dict or a pydantic model class, got {parameters!r}")
+
+
+class Context(PiModel):
+    """What a stream function receives: system prompt, LLM messages and tools.
+
+    ``messages`` and ``tools`` are taken as given (no copies, no validation), so the objects the
+    agent holds are the objects the provider sees.
+    """
+
+    system_prompt: str | None = None
+    messages: list[Any] = Field(default_factory=list)
+    tools: list[Any] | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Stream options
+
+
+@dataclass(kw_only=True)
+class ProviderResponse:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+OnPayload: TypeAlias = Callable[[Any, Model], Any | Awaitable[Any]]
+OnResponse: TypeAlias = Callable[[ProviderResponse, Model], None | Awaitable[None]]
+
+
+@dataclass(kw_only=True)
+class SimpleStreamOptions:
+    """Options of ``stream_simple`` (pi-ai's ``SimpleStreamOptions``)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    transport: Transport | str | None = None
+    cache_retention: CacheRetention | None = None
+    session_id: str | None = None
+    on_payload: OnPayload | None = None
+    on_response: OnResponse | None = None
+    headers: dict[str, str] | None = None
+    timeout_ms: int | None = None
+    idle_timeout_ms: int | None = None
+    max_retries: int | None = None
+    max_retry_delay_ms: int | None = None
+    metadata: dict[str, Any] | None = None
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: ThinkingBudgets | dict[str, int] | None = None
+    http_transport: Any = None
+    """An ``HttpTransport`` (see ``py_agent.ai.transport``); the environment's default when ``None``."""
+
+
+StreamOptions = SimpleStreamOptions
+_OPTION_FIELDS = {f.name for f in fields(SimpleStreamOptions)}
+_CAMEL_OPTION_FIELDS = {to_camel(name): name for name in _OPTION_FIELDS}
+
+
+def to_stream_options(options: SimpleStreamOptions | Mapping[str, Any] | None) -> SimpleStreamOptions:
+    """Accept options as the dataclass, a snake_case or camelCase mapping, or ``None``."""
+    if options is None:
+        return SimpleStreamOptions()
+    if isinstance(options, SimpleStreamOptions):
+        return options
+    values: dict[str, Any] = {}
+    for key, value in options.items():
+        name = key if key in _OPTION_FIELDS else _CAMEL_OPTION_FIELDS.get(key)
+        if name is not None:
+            values[name] = value
+    return SimpleStreamOptions(**values)

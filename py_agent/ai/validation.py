@@ -1,0 +1,402 @@
+"""Tool-argument validation, as pi-ai's ``validateToolArguments``.
+
+Tools whose ``parameters`` is a pydantic model class are validated by pydantic and receive the
+model instance. Tools whose ``parameters`` is a JSON Schema dict get AJV-style scalar coercion
+(pi's ``coerceWithJsonSchema``: numeric strings to numbers, ``"true"`` to ``True``, ``None`` to
+``""``/``0``/``False``, ...) on a deep copy, then validation that collects every error with
+AJV's wording. (A validator library is not used because ``jsonschema`` needs ``rpds-py``, which
+has no Pyodide wheel; the subset tools use is small.)
+
+The error text is pi's: ``Validation failed for tool "<name>":``, one ``  - <path>: <message>``
+line per error, a blank line, ``Received arguments:`` and the original arguments as indented JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ._util import json_stringify
+
+
+class ToolArgumentsError(ValueError):
+    """Raised when tool-call arguments do not match the tool's parameters."""
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    path: str
+    """Instance path, ``/``-separated, without the leading ``/`` (``""`` for the root)."""
+    message: str
+    keyword: str
+    missing: str | None = None
+
+
+def validate_tool_arguments(tool: Any, tool_call: Any) -> Any:
+    """Validated (and coerced) arguments for ``tool_call`` (an object or mapping with ``name``,
+    ``arguments``). The tool call's own ``arguments`` are never mutated."""
+    name = _get(tool_call, "name")
+    raw = _get(tool_call, "arguments")
+    parameters = _get(tool, "parameters")
+    if isinstance(parameters, type) and issubclass(parameters, BaseModel):
+        try:
+            return parameters.model_validate(copy.deepcopy(raw))
+        except ValidationError as error:
+            lines = [f"  - {_pydantic_path(e['loc'])}: {e['msg']}" for e in error.errors()]
+            raise ToolArgumentsError(_format(name, lines, raw)) from None
+    args = copy.deepcopy(raw)
+    if not isinstance(parameters, Mapping):
+        return args
+    args = coerce_with_json_schema(args, parameters, parameters)
+    errors = schema_errors(args, parameters)
+    if not errors:
+        return args
+    lines = [f"  - {_format_path(error)}: {error.message}" for error in errors]
+    raise ToolArgumentsError(_format(name, lines, raw))
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _format(name: Any, lines: list[str], raw: Any) -> str:
+    errors = "\n".join(lines) or "Unknown validation error"
+    return f'Validation failed for tool "{name}":\n{errors}\n\nReceived arguments:\n{json_stringify(raw, indent=2)}'
+
+
+def _pydantic_path(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "root"
+
+
+def _format_path(error: SchemaError) -> str:
+    base = error.path.replace("/", ".")
+    if error.keyword == "required" and error.missing:
+        return f"{base}.{error.missing}" if base else error.missing
+    return base or "root"
+
+
+# ---------------------------------------------------------------------------------------------
+# Coercion (pi's coerceWithJsonSchema)
+
+
+def _schema_types(schema: Mapping[str, Any]) -> list[str]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [item for item in kind if isinstance(item, str)]
+    return []
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def matches_json_type(value: Any, kind: str) -> bool:
+    if kind == "number":
+        return _is_number(value) and not (isinstance(value, float) and not math.isfinite(value))
+    if kind == "integer":
+        return _is_number(value) and float(value).is_integer()
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    return False
+
+
+def _parse_js_number(text: str) -> float | int | None:
+    stripped = text.strip()
+    if not stripped:
+        return None
+    try:
+        number = float(int(stripped, 0)) if stripped.lower().startswith(("0x", "0o", "0b")) else float(stripped)
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return int(number) if number.is_integer() and "." not in stripped and "e" not in stripped.lower() else number
+
+
+def _coerce_primitive(value: Any, kind: str) -> Any:
+    if kind in ("number", "integer"):
+        if value is None:
+            return 0
+        if isinstance(value, str):
+            parsed = _parse_js_number(value)
+            if parsed is not None and (kind == "number" or float(parsed).is_integer()):
+                return int(parsed) if kind == "integer" else parsed
+            return value
+        if isinstance(value, bool):
+            return 1 if value else 0
+        return value
+    if kind == "boolean":
+        if value is None:
+            return False
+        if value == "true":
+            return True
+        if value == "false":
+            return False
+        if _is_number(value) and value in (0, 1):
+            return value == 1
+        return value
+    if kind == "string":
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if _is_number(value):
+            return json_stringify(value)
+        return value
+    if kind == "null":
+        if value == "" or (value is not True and value == 0) or value is False:
+            return None
+        return value
+    return value
+
+
+def _resolve_ref(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    seen = 0
+    while isinstance(schema.get("$ref"), str) and seen < 32:
+        ref: str = schema["$ref"]
+        if not ref.startswith("#"):
+            return schema
+        target: Any = root
+        for part in ref.lstrip("#").strip("/").split("/"):
+            if not part:
+                continue
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, Mapping) else None
+        if not isinstance(target, Mapping):
+            return schema
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        seen += 1
+    return schema
+
+
+def coerce_with_json_schema(value: Any, schema: Any, root: Mapping[str, Any] | None = None) -> Any:
+    if not isinstance(schema, Mapping):
+        return value
+    root = root if root is not None else schema
+    schema = _resolve_ref(schema, root)
+    result = value
+    for nested in schema.get("allOf") or []:
+        result = coerce_with_json_schema(result, nested, root)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            result = _coerce_union(result, schema[key], root)
+    kinds = _schema_types(schema)
+    matches_member = len(kinds) > 1 and any(matches_json_type(result, kind) for kind in kinds)
+    if kinds and not matches_member:
+        for kind in kinds:
+            candidate = _coerce_primitive(result, kind)
+            if type(candidate) is not type(result) or candidate != result:
+                result = candidate
+                break
+    if "object" in kinds and isinstance(result, dict):
+        properties = schema.get("properties") or {}
+        for key, sub in properties.items():
+            if key in result:
+                result[key] = coerce_with_json_schema(result[key], sub, root)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for key in list(result):
+                if key not in properties:
+                    result[key] = coerce_with_json_schema(result[key], extra, root)
+    if "array" in kinds and isinstance(result, list):
+        items = schema.get("items")
+        if isinstance(items, list):
+            for index, sub in enumerate(items[: len(result)]):
+                result[index] = coerce_with_json_schema(result[index], sub, root)
+        elif isinstance(items, Mapping):
+            for index in range(len(result)):
+                result[index] = coerce_with_json_schema(result[index], items, root)
+    return result
+
+
+def _coerce_union(value: Any, schemas: list[Any], root: Mapping[str, Any]) -> Any:
+    for schema in schemas:
+        candidate = coerce_with_json_schema(copy.deepcopy(value), schema, root)
+        if isinstance(schema, Mapping) and not schema_errors(candidate, schema, root):
+            return candidate
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation with AJV's wording
+
+
+_FORMATS: dict[str, re.Pattern[str]] = {
+    "date-time": re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:?\d\d)$"),
+    "date": re.compile(r"^\d{4}-\d\d-\d\d$"),
+    "time": re.compile(r"^\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:?\d\d)?$"),
+    "email": re.compile(r"^[^\s@]+@[^\s@]+\.[^\s@]+$"),
+    "uri": re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$"),
+    "uuid": re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
+}
+
+
+def _num(value: Any) -> str:
+    return json_stringify(value)
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+def schema_errors(value: Any, schema: Any, root: Mapping[str, Any] | None = None, path: str = "") -> list[SchemaError]:
+    """Every error of ``value`` against ``schema``, in AJV's order and wording."""
+    if schema is True or schema is None:
+        return []
+    if schema is False:
+        return [SchemaError(path, "boolean schema is false", "false schema")]
+    if not isinstance(schema, Mapping):
+        return []
+    root = root if root is not None else schema
+    schema = _resolve_ref(schema, root)
+    errors: list[SchemaError] = []
+
+    for nested in schema.get("allOf") or []:
+        errors.extend(schema_errors(value, nested, root, path))
+    if isinstance(schema.get("anyOf"), list):
+        branch_errors = [schema_errors(value, sub, root, path) for sub in schema["anyOf"]]
+        if all(branch_errors):
+            for branch in branch_errors:
+                errors.extend(branch)
+            errors.append(SchemaError(path, "must match a schema in anyOf", "anyOf"))
+    if isinstance(schema.get("oneOf"), list):
+        passing = sum(1 for sub in schema["oneOf"] if not schema_errors(value, sub, root, path))
+        if passing != 1:
+            errors.append(SchemaError(path, "must match exactly one schema in oneOf", "oneOf"))
+    if "not" in schema and not schema_errors(value, schema["not"], root, path):
+        errors.append(SchemaError(path, "must NOT be valid", "not"))
+
+    kinds = _schema_types(schema)
+    if kinds and not any(matches_json_type(value, kind) for kind in kinds):
+        errors.append(SchemaError(path, f"must be {','.join(kinds)}", "type"))
+        return errors
+    if "const" in schema and not _json_equal(value, schema["const"]):
+        errors.append(SchemaError(path, "must be equal to constant", "const"))
+    if isinstance(schema.get("enum"), list) and not any(_json_equal(value, item) for item in schema["enum"]):
+        errors.append(SchemaError(path, "must be equal to one of the allowed values", "enum"))
+
+    if isinstance(value, dict):
+        errors.extend(_object_errors(value, schema, root, path))
+    elif isinstance(value, list):
+        errors.extend(_array_errors(value, schema, root, path))
+    elif isinstance(value, str):
+        errors.extend(_string_errors(value, schema, path))
+    elif _is_number(value):
+        errors.extend(_number_errors(value, schema, path))
+    return errors
+
+
+def _child(path: str, key: str | int) -> str:
+    key_text = str(key).replace("~", "~0").replace("/", "~1")
+    return f"{path}/{key_text}" if path else key_text
+
+
+def _object_errors(value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any], path: str) -> list[SchemaError]:
+    errors: list[SchemaError] = []
+    required = [key for key in schema.get("required") or [] if key not in value]
+    if required:
+        errors.append(
+            SchemaError(path, f"must have required properties {', '.join(required)}", "required", required[0])
+        )
+    properties = schema.get("properties") or {}
+    for key, sub in properties.items():
+        if key in value:
+            errors.extend(schema_errors(value[key], sub, root, _child(path, key)))
+    extra = schema.get("additionalProperties")
+    unknown = [key for key in value if key not in properties and not _pattern_property(schema, key)]
+    if extra is False and unknown:
+        errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
+    elif isinstance(extra, Mapping):
+        for key in unknown:
+            errors.extend(schema_errors(value[key], extra, root, _child(path, key)))
+    for pattern, sub in (schema.get("patternProperties") or {}).items():
+        for key in value:
+            if re.search(pattern, key):
+                errors.extend(schema_errors(value[key], sub, root, _child(path, key)))
+    if "minProperties" in schema and len(value) < schema["minProperties"]:
+        errors.append(SchemaError(path, f"must not have fewer than {schema['minProperties']} properties", "minProperties"))
+    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+        errors.append(SchemaError(path, f"must not have more than {schema['maxProperties']} properties", "maxProperties"))
+    return errors
+
+
+def _pattern_property(schema: Mapping[str, Any], key: str) -> bool:
+    return any(re.search(pattern, key) for pattern in schema.get("patternProperties") or {})
+
+
+def _array_errors(value: list[Any], schema: Mapping[str, Any], root: Mapping[str, Any], path: str) -> list[SchemaError]:
+    errors: list[SchemaError] = []
+    items = schema.get("items")
+    prefix = schema.get("prefixItems")
+    if isinstance(items, list):
+        prefix, items = items, schema.get("additionalItems")
+    if isinstance(prefix, list):
+        for index, sub in enumerate(prefix[: len(value)]):
+            errors.extend(schema_errors(value[index], sub, root, _child(path, index)))
+    start = len(prefix) if isinstance(prefix, list) else 0
+    if isinstance(items, Mapping):
+        for index in range(start, len(value)):
+            errors.extend(schema_errors(value[index], items, root, _child(path, index)))
+    if "minItems" in schema and len(value) < schema["minItems"]:
+        errors.append(SchemaError(path, f"must not have fewer than {schema['minItems']} items", "minItems"))
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        errors.append(SchemaError(path, f"must not have more than {schema['maxItems']} items", "maxItems"))
+    if schema.get("uniqueItems"):
+        seen = [json_stringify(item) for item in value]
+        if len(set(seen)) != len(seen):
+            errors.append(SchemaError(path, "must not have duplicate items", "uniqueItems"))
+    return errors
+
+
+def _string_errors(value: str, schema: Mapping[str, Any], path: str) -> list[SchemaError]:
+    errors: list[SchemaError] = []
+    length = len(value)
+    if "minLength" in schema and length < schema["minLength"]:
+        errors.append(SchemaError(path, f"must not have fewer than {schema['minLength']} characters", "minLength"))
+    if "maxLength" in schema and length > schema["maxLength"]:
+        errors.append(SchemaError(path, f"must not have more than {schema['maxLength']} characters", "maxLength"))
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and re.search(pattern, value) is None:
+        errors.append(SchemaError(path, f'must match pattern "{pattern}"', "pattern"))
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and fmt in _FORMATS and not _FORMATS[fmt].match(value):
+        errors.append(SchemaError(path, f'must match format "{fmt}"', "format"))
+    return errors
+
+
+def _number_errors(value: float, schema: Mapping[str, Any], path: str) -> list[SchemaError]:
+    errors: list[SchemaError] = []
+    checks = (
+        ("maximum", lambda limit: value <= limit, "<="),
+        ("minimum", lambda limit: value >= limit, ">="),
+        ("exclusiveMaximum", lambda limit: value < limit, "<"),
+        ("exclusiveMinimum", lambda limit: value > limit, ">"),
+    )
+    for keyword, ok, op in checks:
+        limit = schema.get(keyword)
+        if _is_number(limit) and not ok(limit):
+            errors.append(SchemaError(path, f"must be {op} {_num(limit)}", keyword))
+    multiple = schema.get("multipleOf")
+    if _is_number(multiple) and multiple and not float(value / multiple).is_integer():
+        errors.append(SchemaError(path, f"must be multiple of {_num(multiple)}", "multipleOf"))
+    return errors

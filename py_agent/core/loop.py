@@ -1,0 +1,813 @@
+"""The agent loop: works with agent messages throughout, converts to LLM messages per call.
+
+A run emits ``agent_start``, then turns (``turn_start`` ... ``turn_end``: one LLM call and its
+tool batch), then ``agent_end``. Steering messages are injected after a turn's whole tool batch,
+follow-ups when the agent would otherwise stop. This is a port of pi-agent-core's
+``agent-loop.ts`` (0.79.10) with the Python port's decisions (see ``shared/spec/agent-core.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from ..ai._util import call_flex, error_text, maybe_await
+from ..ai.abort import AbortSignal
+from ..ai.event_stream import EventStream, StreamEndedWithoutResult
+from ..ai.registry import stream_simple
+from ..ai.types import (
+    AssistantMessage,
+    Context,
+    Model,
+    SimpleStreamOptions,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    now_ms,
+    role_of,
+)
+from ..ai.validation import validate_tool_arguments
+from .types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentEndEvent,
+    AgentError,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentLoopTurnUpdate,
+    AgentMessage,
+    AgentStartEvent,
+    AgentToolResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ShouldStopAfterTurnContext,
+    StreamFn,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+
+Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]
+
+_PARTIAL_EVENTS = frozenset(
+    {
+        "text_start",
+        "text_delta",
+        "text_end",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_end",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_end",
+    }
+)
+
+TRUNCATED_TOOL_CALL = (
+    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
+    "may be truncated. Re-issue the tool call with complete arguments."
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext | Mapping[str, Any],
+    config: AgentLoopConfig | Mapping[str, Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Start a run with new prompt messages; returns its event stream at once.
+
+    The stream's result is the run's new messages. If the run raises, the stream ends and
+    ``result()`` raises that exception (pi leaves the stream open forever).
+    """
+    stream = _create_agent_stream()
+    _spawn(stream, run_agent_loop(prompts, context, config, _push_to(stream), signal, stream_fn))
+    return stream
+
+
+def agent_loop_continue(
+    context: AgentContext | Mapping[str, Any],
+    config: AgentLoopConfig | Mapping[str, Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> EventStream[AgentEvent, list[AgentMessage]]:
+    """Continue from the current context without a new message (retries, tool results).
+
+    The last message must convert to a ``user`` or ``toolResult`` message through
+    ``convert_to_llm``; it cannot be an assistant message. Raises at once when it is.
+    """
+    _check_continuable(_as_context(context).messages)
+    stream = _create_agent_stream()
+    _spawn(stream, run_agent_loop_continue(context, config, _push_to(stream), signal, stream_fn))
+    return stream
+
+
+async def run_agent_loop(
+    prompts: Sequence[AgentMessage],
+    context: AgentContext | Mapping[str, Any],
+    config: AgentLoopConfig | Mapping[str, Any],
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Run the loop with new prompts; returns prompts plus every message the run added.
+
+    The loop context is a copy whose ``messages`` is a new list. Exceptions propagate after the
+    events already emitted (no ``agent_end``).
+    """
+    ctx = _as_context(context)
+    new_messages: list[AgentMessage] = list(prompts)
+    current = AgentContext(system_prompt=ctx.system_prompt, messages=[*ctx.messages, *prompts], tools=ctx.tools)
+    send = _async_emit(emit)
+    await send(AgentStartEvent.model_construct(type="agent_start"))
+    await send(TurnStartEvent.model_construct(type="turn_start"))
+    for prompt in prompts:
+        await send(MessageStartEvent.model_construct(type="message_start", message=prompt))
+        await send(MessageEndEvent.model_construct(type="message_end", message=prompt))
+    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
+    return new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext | Mapping[str, Any],
+    config: AgentLoopConfig | Mapping[str, Any],
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[AgentMessage]:
+    """Continue the loop; returns only the messages this run created.
+
+    The loop shares the caller's ``messages`` list and appends to it (as pi does; the ``Agent``
+    always passes a fresh copy).
+    """
+    ctx = _as_context(context)
+    _check_continuable(ctx.messages)
+    new_messages: list[AgentMessage] = []
+    current = AgentContext(system_prompt=ctx.system_prompt, messages=ctx.messages, tools=ctx.tools)
+    send = _async_emit(emit)
+    await send(AgentStartEvent.model_construct(type="agent_start"))
+    await send(TurnStartEvent.model_construct(type="turn_start"))
+    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
+    return new_messages
+
+
+def _check_continuable(messages: Sequence[AgentMessage]) -> None:
+    if not messages:
+        raise AgentError("Cannot continue: no messages in context")
+    if role_of(messages[-1]) == "assistant":
+        raise AgentError("Cannot continue from message role: assistant")
+
+
+def _create_agent_stream() -> EventStream[AgentEvent, list[AgentMessage]]:
+    return EventStream(lambda event: event.type == "agent_end", _agent_end_messages)
+
+
+def _agent_end_messages(event: AgentEvent) -> list[AgentMessage]:
+    return list(event.messages) if isinstance(event, AgentEndEvent) else []
+
+
+def _push_to(stream: EventStream[AgentEvent, list[AgentMessage]]) -> Callable[[AgentEvent], None]:
+    return stream.push
+
+
+_background: set[asyncio.Task[None]] = set()
+
+
+def _spawn(stream: EventStream[AgentEvent, list[AgentMessage]], run: Coroutine[Any, Any, list[AgentMessage]]) -> None:
+    async def drive() -> None:
+        try:
+            messages = await run
+        except Exception as error:
+            stream.fail(error)
+            return
+        stream.end(messages)
+
+    task = asyncio.get_running_loop().create_task(drive())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+def _async_emit(emit: Callable[[AgentEvent], Any]) -> Emit:
+    if asyncio.iscoroutinefunction(emit):
+        return emit
+
+    async def send(event: AgentEvent) -> None:
+        await maybe_await(emit(event))
+
+    return send
+
+
+# ---------------------------------------------------------------------------------------------
+# Main loop
+
+
+async def _run_loop(
+    context: AgentContext,
+    new_messages: list[AgentMessage],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    stream_fn: StreamFn | None,
+) -> None:
+    first_turn = True
+    # The user may have queued steering while waiting for the run to start.
+    pending = await _poll(config.get_steering_messages)
+
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if first_turn:
+                first_turn = False
+            else:
+                await emit(TurnStartEvent.model_construct(type="turn_start"))
+
+            if pending:
+                for message in pending:
+                    await emit(MessageStartEvent.model_construct(type="message_start", message=message))
+                    await emit(MessageEndEvent.model_construct(type="message_end", message=message))
+                    context.messages.append(message)
+                    new_messages.append(message)
+                pending = []
+
+            message = await _stream_assistant_response(context, config, signal, emit, stream_fn)
+            new_messages.append(message)
+
+            if message.stop_reason in ("error", "aborted"):
+                await emit(TurnEndEvent.model_construct(type="turn_end", message=message, tool_results=[]))
+                await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+                return
+
+            tool_calls = [block for block in message.content if _block_type(block) == "toolCall"]
+            tool_results: list[ToolResultMessage] = []
+            has_more_tool_calls = False
+            if tool_calls:
+                if message.stop_reason == "length":
+                    # Arguments of a cut-off reply may be truncated: fail every call (pi >= 0.80.4).
+                    results, terminate = await _fail_truncated_tool_calls(tool_calls, emit)
+                else:
+                    results, terminate = await _execute_tool_calls(context, message, tool_calls, config, signal, emit)
+                tool_results.extend(results)
+                has_more_tool_calls = not terminate
+                for result in tool_results:
+                    context.messages.append(result)
+                    new_messages.append(result)
+
+            await emit(TurnEndEvent.model_construct(type="turn_end", message=message, tool_results=tool_results))
+
+            if config.prepare_next_turn is not None:
+                update = _as_turn_update(
+                    await maybe_await(
+                        config.prepare_next_turn(
+                            ShouldStopAfterTurnContext(message, tool_results, context, new_messages)
+                        )
+                    )
+                )
+                if update is not None:
+                    if update.context is not None:
+                        context = update.context
+                    changes: dict[str, Any] = {}
+                    if update.model is not None:
+                        changes["model"] = update.model
+                    if update.thinking_level is not None:
+                        changes["reasoning"] = None if update.thinking_level == "off" else update.thinking_level
+                    if changes:
+                        config = dataclasses.replace(config, **changes)
+
+            if config.should_stop_after_turn is not None and await maybe_await(
+                config.should_stop_after_turn(ShouldStopAfterTurnContext(message, tool_results, context, new_messages))
+            ):
+                await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+                return
+
+            pending = await _poll(config.get_steering_messages)
+
+        # The agent would stop here: follow-ups start another turn.
+        follow_ups = await _poll(config.get_follow_up_messages)
+        if follow_ups:
+            pending = follow_ups
+            continue
+        break
+
+    await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+
+
+async def _poll(source: Callable[[], Any] | None) -> list[AgentMessage]:
+    if source is None:
+        return []
+    return list(await maybe_await(source()) or [])
+
+
+# ---------------------------------------------------------------------------------------------
+# One LLM call
+
+
+def _stream_options(config: AgentLoopConfig, api_key: str | None, signal: AbortSignal | None) -> SimpleStreamOptions:
+    return SimpleStreamOptions(
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        signal=signal,
+        api_key=api_key,
+        transport=config.transport,
+        cache_retention=config.cache_retention,  # type: ignore[arg-type]
+        session_id=config.session_id,
+        on_payload=config.on_payload,
+        on_response=config.on_response,
+        headers=config.headers,
+        timeout_ms=config.timeout_ms,
+        max_retries=config.max_retries,
+        max_retry_delay_ms=config.max_retry_delay_ms,
+        metadata=config.metadata,
+        reasoning=config.reasoning,  # type: ignore[arg-type]
+        thinking_budgets=config.thinking_budgets,  # type: ignore[arg-type]
+    )
+
+
+def _shallow_copy(message: Any) -> Any:
+    if isinstance(message, dict):
+        return dict(message)
+    return copy.copy(message)
+
+
+async def _stream_assistant_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    stream_fn: StreamFn | None,
+) -> AssistantMessage:
+    messages = context.messages
+    if config.transform_context is not None:
+        messages = await maybe_await(call_flex(config.transform_context, messages, signal))
+    llm_messages = await maybe_await(config.convert_to_llm(messages))
+    llm_context = Context.model_construct(
+        system_prompt=context.system_prompt, messages=llm_messages, tools=context.tools
+    )
+    api_key = None
+    if config.get_api_key is not None:
+        api_key = await maybe_await(config.get_api_key(config.model.provider))
+    api_key = api_key or config.api_key
+
+    function: Any = stream_fn or stream_simple
+    response = await maybe_await(call_flex(function, config.model, llm_context, _stream_options(config, api_key, signal)))
+
+    partial: Any = None
+    added_partial = False
+    async for event in response:
+        kind = event.type
+        if kind == "start":
+            partial = event.partial
+            context.messages.append(partial)
+            added_partial = True
+            await emit(MessageStartEvent.model_construct(type="message_start", message=_shallow_copy(partial)))
+        elif kind in _PARTIAL_EVENTS:
+            if partial is not None:
+                partial = event.partial
+                context.messages[-1] = partial
+                await emit(
+                    MessageUpdateEvent.model_construct(
+                        type="message_update", assistant_message_event=event, message=_shallow_copy(partial)
+                    )
+                )
+        elif kind == "done" or kind == "error":
+            return await _finish_response(context, emit, await response.result(), added_partial)
+
+    # The producer ended the stream without a terminal event: use its result if it set one,
+    # never wait forever for one that cannot come (pi would hang here).
+    if getattr(response, "has_result", True) is False:
+        raise StreamEndedWithoutResult("Stream ended without a final message")
+    return await _finish_response(context, emit, await response.result(), added_partial)
+
+
+async def _finish_response(context: AgentContext, emit: Emit, final: Any, added_partial: bool) -> Any:
+    if added_partial:
+        context.messages[-1] = final
+    else:
+        context.messages.append(final)
+        await emit(MessageStartEvent.model_construct(type="message_start", message=_shallow_copy(final)))
+    await emit(MessageEndEvent.model_construct(type="message_end", message=final))
+    return final
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool batches
+
+
+@dataclasses.dataclass
+class _Finalized:
+    tool_call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+
+
+@dataclasses.dataclass
+class _Prepared:
+    tool_call: ToolCall
+    tool: Any
+    args: Any
+
+
+def _block_type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
+
+
+def _attr(obj: Any, name: str, camel: str | None = None) -> Any:
+    if isinstance(obj, Mapping):
+        if name in obj:
+            return obj[name]
+        return obj.get(camel) if camel else None
+    return getattr(obj, name, None)
+
+
+def _find_tool(context: AgentContext, name: str) -> Any:
+    for tool in context.tools or []:
+        if _attr(tool, "name") == name:
+            return tool
+    return None
+
+
+def _error_result(text: str) -> AgentToolResult:
+    return AgentToolResult.model_construct(content=[TextContent(text=text)], details={})
+
+
+async def _emit_tool_start(tool_call: ToolCall, emit: Emit) -> None:
+    await emit(
+        ToolExecutionStartEvent.model_construct(
+            type="tool_execution_start", tool_call_id=tool_call.id, tool_name=tool_call.name, args=tool_call.arguments
+        )
+    )
+
+
+async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:
+    await emit(
+        ToolExecutionEndEvent.model_construct(
+            type="tool_execution_end",
+            tool_call_id=finalized.tool_call.id,
+            tool_name=finalized.tool_call.name,
+            result=finalized.result,
+            is_error=finalized.is_error,
+        )
+    )
+
+
+def _tool_result_message(finalized: _Finalized) -> ToolResultMessage:
+    result = finalized.result
+    return ToolResultMessage.model_construct(
+        role="toolResult",
+        tool_call_id=finalized.tool_call.id,
+        tool_name=finalized.tool_call.name,
+        # Untyped tools may return no content; never let that reach the transcript.
+        content=result.content if result.content is not None else [],
+        details=result.details,
+        is_error=finalized.is_error,
+        timestamp=now_ms(),
+    )
+
+
+async def _emit_tool_result_message(message: ToolResultMessage, emit: Emit) -> None:
+    await emit(MessageStartEvent.model_construct(type="message_start", message=message))
+    await emit(MessageEndEvent.model_construct(type="message_end", message=message))
+
+
+def _should_terminate(finalized: Sequence[_Finalized]) -> bool:
+    return bool(finalized) and all(item.result.terminate is True for item in finalized)
+
+
+async def _fail_truncated_tool_calls(
+    tool_calls: Sequence[ToolCall], emit: Emit
+) -> tuple[list[ToolResultMessage], bool]:
+    messages = []
+    for tool_call in tool_calls:
+        await _emit_tool_start(tool_call, emit)
+        finalized = _Finalized(tool_call, _error_result(TRUNCATED_TOOL_CALL.format(name=tool_call.name)), True)
+        await _emit_tool_end(finalized, emit)
+        message = _tool_result_message(finalized)
+        await _emit_tool_result_message(message, emit)
+        messages.append(message)
+    return messages, False
+
+
+async def _execute_tool_calls(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+) -> tuple[list[ToolResultMessage], bool]:
+    sequential = config.tool_execution == "sequential" or any(
+        _attr(_find_tool(context, call.name), "execution_mode", "executionMode") == "sequential"
+        for call in tool_calls
+    )
+    if sequential:
+        return await _execute_sequential(context, assistant, tool_calls, config, signal, emit)
+    return await _execute_parallel(context, assistant, tool_calls, config, signal, emit)
+
+
+async def _execute_sequential(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+) -> tuple[list[ToolResultMessage], bool]:
+    finalized_calls: list[_Finalized] = []
+    messages: list[ToolResultMessage] = []
+    for tool_call in tool_calls:
+        await _emit_tool_start(tool_call, emit)
+        preparation = await _prepare_tool_call(context, assistant, tool_call, config, signal)
+        if isinstance(preparation, _Finalized):
+            finalized = preparation
+        else:
+            result, is_error = await _execute_prepared(preparation, signal, emit)
+            finalized = await _finalize(context, assistant, preparation, result, is_error, config, signal)
+        await _emit_tool_end(finalized, emit)
+        message = _tool_result_message(finalized)
+        await _emit_tool_result_message(message, emit)
+        finalized_calls.append(finalized)
+        messages.append(message)
+        if signal is not None and signal.aborted:
+            break
+    return messages, _should_terminate(finalized_calls)
+
+
+async def _execute_parallel(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    tool_calls: Sequence[ToolCall],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+) -> tuple[list[ToolResultMessage], bool]:
+    entries: list[_Finalized | _Prepared] = []
+    for tool_call in tool_calls:
+        await _emit_tool_start(tool_call, emit)
+        preparation = await _prepare_tool_call(context, assistant, tool_call, config, signal)
+        if isinstance(preparation, _Finalized):
+            await _emit_tool_end(preparation, emit)
+        entries.append(preparation)
+        if signal is not None and signal.aborted:
+            break
+
+    async def run(prepared: _Prepared) -> _Finalized:
+        result, is_error = await _execute_prepared(prepared, signal, emit)
+        finalized = await _finalize(context, assistant, prepared, result, is_error, config, signal)
+        await _emit_tool_end(finalized, emit)
+        return finalized
+
+    jobs = {index: run(entry) for index, entry in enumerate(entries) if isinstance(entry, _Prepared)}
+    # Wait for every job even if one fails (a listener raised), so none is left running unobserved.
+    outcomes = await asyncio.gather(*jobs.values(), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    done = dict(zip(jobs, outcomes, strict=True))
+    ordered = [done[index] if isinstance(entry, _Prepared) else entry for index, entry in enumerate(entries)]
+
+    messages = []
+    for finalized in ordered:
+        assert isinstance(finalized, _Finalized)
+        message = _tool_result_message(finalized)
+        await _emit_tool_result_message(message, emit)
+        messages.append(message)
+    return messages, _should_terminate(ordered)  # type: ignore[arg-type]
+
+
+async def _prepare_tool_call(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    tool_call: ToolCall,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+) -> _Finalized | _Prepared:
+    tool = _find_tool(context, tool_call.name)
+    if tool is None:
+        return _Finalized(tool_call, _error_result(f"Tool {tool_call.name} not found"), True)
+    try:
+        call_for_validation: Any = tool_call
+        prepare = _attr(tool, "prepare_arguments", "prepareArguments")
+        if prepare is not None:
+            prepared_args = prepare(tool_call.arguments)
+            if prepared_args is not tool_call.arguments:
+                call_for_validation = {"name": tool_call.name, "arguments": prepared_args}
+        args = validate_tool_arguments(tool, call_for_validation)
+        if config.before_tool_call is not None:
+            before = _as_before_result(
+                await maybe_await(
+                    call_flex(config.before_tool_call, BeforeToolCallContext(assistant, tool_call, args, context), signal)
+                )
+            )
+            if signal is not None and signal.aborted:
+                return _Finalized(tool_call, _error_result("Operation aborted"), True)
+            if before is not None and before.block:
+                return _Finalized(tool_call, _error_result(before.reason or "Tool execution was blocked"), True)
+        if signal is not None and signal.aborted:
+            return _Finalized(tool_call, _error_result("Operation aborted"), True)
+        return _Prepared(tool_call, tool, args)
+    except Exception as error:
+        return _Finalized(tool_call, _error_result(error_text(error)), True)
+
+
+def _start_eagerly(coroutine: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+    # pi dispatches a progress event synchronously inside `onUpdate`; an eager task does the same
+    # up to the listeners' first await (Python 3.12+; plain scheduling on 3.11).
+    loop = asyncio.get_running_loop()
+    if sys.version_info >= (3, 12):
+        return asyncio.Task(coroutine, loop=loop, eager_start=True)
+    return loop.create_task(coroutine)
+
+
+async def _execute_prepared(
+    prepared: _Prepared, signal: AbortSignal | None, emit: Emit
+) -> tuple[AgentToolResult, bool]:
+    updates: list[asyncio.Future[None]] = []
+    accepting = True
+    tool_call = prepared.tool_call
+
+    def on_update(partial_result: Any) -> None:
+        if not accepting:
+            return
+        updates.append(
+            _start_eagerly(
+                emit(
+                    ToolExecutionUpdateEvent.model_construct(
+                        type="tool_execution_update",
+                        tool_call_id=tool_call.id,
+                        tool_name=tool_call.name,
+                        args=tool_call.arguments,
+                        partial_result=partial_result,
+                    )
+                )  # type: ignore[arg-type]
+            )
+        )
+
+    execute = _attr(prepared.tool, "execute")
+    try:
+        if execute is None:
+            raise TypeError(f"Tool {tool_call.name} has no execute function")
+        raw = await maybe_await(call_flex(execute, tool_call.id, prepared.args, signal, on_update))
+        result = _as_tool_result(raw)
+    except Exception as error:
+        accepting = False
+        await _settle(updates)
+        return _error_result(error_text(error)), True
+    accepting = False
+    await _settle(updates)
+    return result, False
+
+
+async def _settle(updates: list[asyncio.Future[None]]) -> None:
+    if not updates:
+        return
+    outcomes = await asyncio.gather(*updates, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
+async def _finalize(
+    context: AgentContext,
+    assistant: AssistantMessage,
+    prepared: _Prepared,
+    result: AgentToolResult,
+    is_error: bool,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+) -> _Finalized:
+    if config.after_tool_call is not None:
+        try:
+            after = _as_after_result(
+                await maybe_await(
+                    call_flex(
+                        config.after_tool_call,
+                        AfterToolCallContext(assistant, prepared.tool_call, prepared.args, result, is_error, context),
+                        signal,
+                    )
+                )
+            )
+            if after is not None:
+                fields: dict[str, Any] = {
+                    "content": after.content if after.content is not None else result.content,
+                    "details": after.details if after.details is not None else result.details,
+                }
+                if after.terminate is not None:
+                    fields["terminate"] = after.terminate
+                elif "terminate" in result.model_fields_set:
+                    fields["terminate"] = result.terminate
+                result = AgentToolResult.model_construct(**fields)
+                if after.is_error is not None:
+                    is_error = after.is_error
+        except Exception as error:
+            result = _error_result(error_text(error))
+            is_error = True
+    return _Finalized(prepared.tool_call, result, is_error)
+
+
+# ---------------------------------------------------------------------------------------------
+# Accepting plain dicts wherever pi accepts object literals
+
+
+def _as_tool_result(value: Any) -> AgentToolResult:
+    if isinstance(value, AgentToolResult):
+        return value
+    if isinstance(value, Mapping):
+        return AgentToolResult.model_validate(dict(value))
+    if value is None:
+        raise TypeError("Tool returned no result")
+    return AgentToolResult.model_validate(
+        {"content": getattr(value, "content", []), "details": getattr(value, "details", None)}
+        | ({"terminate": value.terminate} if getattr(value, "terminate", None) is not None else {})
+    )
+
+
+def _as_before_result(value: Any) -> BeforeToolCallResult | None:
+    if value is None or isinstance(value, BeforeToolCallResult):
+        return value
+    return BeforeToolCallResult(block=bool(_attr(value, "block")), reason=_attr(value, "reason"))
+
+
+def _as_after_result(value: Any) -> AfterToolCallResult | None:
+    if value is None or isinstance(value, AfterToolCallResult):
+        if value is not None and value.content is not None:
+            value = dataclasses.replace(value, content=AgentToolResult.model_validate({"content": value.content}).content)
+        return value
+    content = _attr(value, "content")
+    if content is not None:
+        content = AgentToolResult.model_validate({"content": content}).content
+    return AfterToolCallResult(
+        content=content,
+        details=_attr(value, "details"),
+        is_error=_attr(value, "is_error", "isError"),
+        terminate=_attr(value, "terminate"),
+    )
+
+
+def _as_turn_update(value: Any) -> AgentLoopTurnUpdate | None:
+    if value is None:
+        return None
+    if isinstance(value, AgentLoopTurnUpdate):
+        update = value
+    else:
+        update = AgentLoopTurnUpdate(
+            context=_attr(value, "context"),
+            model=_attr(value, "model"),
+            thinking_level=_attr(value, "thinking_level", "thinkingLevel"),
+        )
+    if update.context is not None and not isinstance(update.context, AgentContext):
+        update = dataclasses.replace(update, context=_as_context(update.context))
+    if update.model is not None and not isinstance(update.model, Model):
+        update = dataclasses.replace(update, model=Model.model_validate(update.model))
+    return update
+
+
+def _as_context(value: AgentContext | Mapping[str, Any] | Any) -> AgentContext:
+    if isinstance(value, AgentContext):
+        return value
+    messages = _attr(value, "messages")
+    return AgentContext(
+        system_prompt=_attr(value, "system_prompt", "systemPrompt") or "",
+        messages=messages if isinstance(messages, list) else list(messages or []),
+        tools=_attr(value, "tools"),
+    )
+
+
+_CONFIG_FIELDS = {field.name for field in dataclasses.fields(AgentLoopConfig)}
+
+
+def _camel_to_snake(name: str) -> str:
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
+
+
+def _as_config(value: AgentLoopConfig | Mapping[str, Any]) -> AgentLoopConfig:
+    if isinstance(value, AgentLoopConfig):
+        return value
+    values: dict[str, Any] = {}
+    for key, item in value.items():
+        name = key if key in _CONFIG_FIELDS else _camel_to_snake(key)
+        if name in _CONFIG_FIELDS:
+            values[name] = item
+    model = values.get("model")
+    if model is not None and not isinstance(model, Model):
+        values["model"] = Model.model_validate(model)
+    values.setdefault("convert_to_llm", default_convert_to_llm)
+    return AgentLoopConfig(**values)
+
+
+def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """Keep the messages an LLM understands (``user``, ``assistant``, ``toolResult``); drop the rest."""
+    return [message for message in messages if role_of(message) in ("user", "assistant", "toolResult")]

@@ -1,0 +1,340 @@
+// Boots Pyodide from this site's own files, installs py_agent and its dependencies, imports it.
+//
+// All boot logic lives here. Other modules of the page get the result with
+//     import { ready } from "./boot.js";   const { pyodide } = await ready;
+// or, from anywhere, `await window.pyAgent.ready`. The page state is on the root element:
+// <html data-state="loading|ready|error">; a "py-agent:ready" or "py-agent:error" event is
+// dispatched on document when it changes.
+//
+// Every URL is resolved against this module's own URL, so the site works from any sub-path.
+// Wheels are installed in one pyodide.loadPackage() call resolved through the site's own
+// pyodide-lock.json (written by build.py): Pyodide fetches each wheel with the lock's sha256 as
+// Subresource Integrity, so the browser rejects a file whose hash differs.
+
+const SITE = new URL("./", import.meta.url);
+const STEPS = ["download", "compile", "install", "import"];
+const STEP_LABELS = {
+  download: "Downloading the Python runtime",
+  compile: "Compiling and starting Python",
+  install: "Installing py_agent and its packages",
+  import: "Importing py_agent",
+};
+// Share of the progress bar that each step fills.
+const STEP_WEIGHTS = { download: 55, compile: 20, install: 20, import: 5 };
+
+class BootError extends Error {
+  constructor(message, { hint = "", detail = "", cause } = {}) {
+    super(message, { cause });
+    this.name = "BootError";
+    this.hint = hint;
+    this.detail = detail;
+  }
+}
+
+const $ = (id) => document.getElementById(id);
+const startedAt = performance.now();
+let currentStep = null;
+let failed = false;
+const stepProgress = Object.fromEntries(STEPS.map((s) => [s, 0]));
+
+function siteUrl(path) {
+  return new URL(path, SITE).href;
+}
+
+function formatBytes(n) {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1e3))} kB`;
+}
+
+function stepItem(step) {
+  return document.querySelector(`#boot-steps li[data-step="${step}"]`);
+}
+
+function setStepStatus(step, status, detail) {
+  const item = stepItem(step);
+  if (!item) return;
+  item.dataset.status = status;
+  const words = { pending: "waiting", active: "in progress", done: "done", failed: "failed" };
+  item.querySelector(".status").textContent = words[status];
+  if (status === "active") item.setAttribute("aria-current", "step");
+  else item.removeAttribute("aria-current");
+  if (detail !== undefined) item.querySelector(".detail").textContent = detail;
+}
+
+function renderProgress() {
+  const total = STEPS.reduce((sum, s) => sum + STEP_WEIGHTS[s] * Math.min(1, stepProgress[s]), 0);
+  $("boot-progress").value = Math.round(total);
+}
+
+function startStep(step) {
+  if (currentStep) finishStep(currentStep);
+  currentStep = step;
+  setStepStatus(step, "active");
+  $("boot-status").textContent = `${STEP_LABELS[step]}…`;
+  renderProgress();
+}
+
+function finishStep(step, detail) {
+  stepProgress[step] = 1;
+  setStepStatus(step, "done", detail);
+  renderProgress();
+}
+
+function setState(state) {
+  document.documentElement.dataset.state = state;
+  window.pyAgent.state = state;
+  $("boot")?.setAttribute("aria-busy", String(state === "loading"));
+}
+
+// ---- Watching downloads: Resource Timing tells when each same-origin file has arrived ----
+
+function watchDownloads(files, onDone) {
+  const pending = new Map(files.map((f) => [siteUrl(f.file), f]));
+  const seen = new Set();
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const file = pending.get(entry.name);
+      if (!file || seen.has(entry.name)) continue;
+      seen.add(entry.name);
+      onDone(file, entry);
+    }
+  });
+  observer.observe({ type: "resource", buffered: true });
+  return () => observer.disconnect();
+}
+
+// ---- The steps ----
+
+async function loadManifest() {
+  const url = siteUrl("manifest.json");
+  let response;
+  try {
+    response = await fetch(url, { cache: "no-cache" });
+  } catch (cause) {
+    throw new BootError(`Could not fetch manifest.json: ${cause.message}`, { cause, hint: networkHint() });
+  }
+  if (!response.ok) {
+    throw new BootError(`manifest.json: HTTP ${response.status}`, { hint: incompleteSiteHint() });
+  }
+  try {
+    return await response.json();
+  } catch (cause) {
+    throw new BootError("manifest.json is not valid JSON", { cause, hint: incompleteSiteHint() });
+  }
+}
+
+async function checkRuntimeFiles(manifest) {
+  // A HEAD request per file is cheap and turns a missing file into a clear message, instead of
+  // an opaque failure deep inside the WebAssembly loader.
+  const missing = [];
+  await Promise.all(
+    manifest.runtime.map(async ({ file }) => {
+      try {
+        const r = await fetch(siteUrl(file), { method: "HEAD", cache: "no-cache" });
+        if (!r.ok) missing.push(`${file} (HTTP ${r.status})`);
+      } catch (cause) {
+        missing.push(`${file} (${cause.message})`);
+      }
+    }),
+  );
+  if (missing.length) {
+    throw new BootError(`Missing runtime file${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, {
+      hint: incompleteSiteHint(),
+    });
+  }
+}
+
+async function startPython(manifest) {
+  const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
+  let arrived = 0;
+  let compileStarted = false;
+  const stopWatching = watchDownloads(manifest.runtime, (file) => {
+    arrived += file.size;
+    stepProgress.download = arrived / runtimeBytes;
+    setStepStatus("download", "active", `${formatBytes(arrived)} of ${formatBytes(runtimeBytes)}`);
+    renderProgress();
+    if (arrived >= runtimeBytes && !compileStarted) {
+      compileStarted = true;
+      finishStep("download", formatBytes(runtimeBytes));
+      startStep("compile");
+    }
+  });
+  setStepStatus("download", "active", `0 of ${formatBytes(runtimeBytes)}`);
+
+  const indexURL = siteUrl(manifest.index_url);
+  let loadPyodide;
+  try {
+    ({ loadPyodide } = await import(siteUrl(`${manifest.index_url}pyodide.mjs`)));
+  } catch (cause) {
+    stopWatching();
+    throw new BootError(`Could not load ${manifest.index_url}pyodide.mjs: ${cause.message}`, {
+      cause,
+      hint: incompleteSiteHint(),
+    });
+  }
+  const stderr = [];
+  let pyodide;
+  try {
+    pyodide = await loadPyodide({
+      indexURL,
+      lockFileURL: siteUrl(manifest.lock_file),
+      packageBaseUrl: indexURL,
+      stdout: (line) => console.log(line),
+      stderr: (line) => {
+        stderr.push(line);
+        console.warn(line);
+      },
+    });
+  } catch (cause) {
+    throw new BootError(`Python could not start: ${cause.message}`, {
+      cause,
+      detail: stderr.join("\n"),
+      hint: "A runtime file may be damaged (for example a truncated pyodide.asm.wasm or python_stdlib.zip). " +
+        incompleteSiteHint(),
+    });
+  } finally {
+    stopWatching();
+  }
+  if (!compileStarted) {
+    // Files came from a cache that Resource Timing did not report: the download is over anyway.
+    finishStep("download", formatBytes(runtimeBytes));
+    startStep("compile");
+  }
+  finishStep("compile");
+  return pyodide;
+}
+
+async function installPackages(pyodide, manifest) {
+  startStep("install");
+  const wheels = manifest.wheels;
+  let installed = 0;
+  const stopWatching = watchDownloads(wheels, () => {
+    installed += 1;
+    stepProgress.install = installed / wheels.length;
+    setStepStatus("install", "active", `${installed} of ${wheels.length}`);
+    renderProgress();
+  });
+  const errors = [];
+  try {
+    await pyodide.loadPackage(manifest.packages, {
+      messageCallback: (msg) => console.log(msg),
+      errorCallback: (msg) => {
+        errors.push(msg);
+        console.error(msg);
+      },
+      checkIntegrity: true,
+    });
+  } catch (cause) {
+    errors.push(cause.message);
+  } finally {
+    stopWatching();
+  }
+  const loaded = pyodide.loadedPackages;
+  const missing = wheels.filter((w) => !(w.name in loaded)).map((w) => w.file);
+  if (errors.length || missing.length) {
+    throw new BootError(
+      missing.length ? `Could not install ${missing.join(", ")}` : "Installing the packages failed",
+      {
+        detail: errors.join("\n"),
+        hint: "A wheel is missing, damaged, or its sha256 does not match the site's " +
+          `${manifest.lock_file}. ${incompleteSiteHint()}`,
+      },
+    );
+  }
+  finishStep("install", `${wheels.length} packages`);
+}
+
+async function importPyAgent(pyodide, manifest) {
+  startStep("import");
+  try {
+    const versions = pyodide.runPython(`
+import sys, json, importlib
+mods = {name: importlib.import_module(name) for name in ${JSON.stringify(manifest.imports)}}
+import pydantic
+json.dumps({
+    "python": sys.version.split()[0],
+    "py_agent": mods["py_agent"].__version__,
+    "pydantic": pydantic.VERSION,
+})
+`);
+    finishStep("import");
+    return { ...JSON.parse(versions), pyodide: pyodide.version };
+  } catch (cause) {
+    throw new BootError("Importing py_agent failed", { cause, detail: cause.message });
+  }
+}
+
+// ---- Outcome ----
+
+function incompleteSiteHint() {
+  return "The site's files are incomplete or damaged: rebuild with `python3 build.py` and copy the whole static/ folder again.";
+}
+
+function networkHint() {
+  return "Check the connection to this site and reload the page.";
+}
+
+function showReady(versions) {
+  $("version-python").textContent = versions.python;
+  $("version-py-agent").textContent = versions.py_agent;
+  $("version-pyodide").textContent = versions.pyodide;
+  $("version-pydantic").textContent = versions.pydantic;
+  const seconds = (performance.now() - startedAt) / 1000;
+  $("boot-time").textContent = `Loaded in ${seconds.toFixed(1)} s.`;
+  $("boot-ready").hidden = false;
+  $("boot-status").textContent = `Ready: py_agent ${versions.py_agent} on Python ${versions.python}.`;
+  setState("ready");
+}
+
+function showError(error) {
+  if (failed) return;
+  failed = true;
+  const step = currentStep ?? "download";
+  setStepStatus(step, "failed");
+  $("boot-error-summary").textContent = `${STEP_LABELS[step]} failed. ${error.message ?? error}`;
+  const detail = [error.detail, error.cause?.stack ?? error.stack].filter(Boolean).join("\n\n");
+  $("boot-error-detail").textContent = detail;
+  $("boot-error-detail").hidden = !detail;
+  $("boot-error-hint").textContent = error.hint ?? "";
+  $("boot-error").hidden = false;
+  $("boot-status").textContent = "py-agent could not start.";
+  setState("error");
+  console.error(error);
+}
+
+async function boot() {
+  startStep("download");
+  const manifest = await loadManifest();
+  // The check runs beside the download; whichever fails first is reported.
+  const [, pyodide] = await Promise.all([checkRuntimeFiles(manifest), startPython(manifest)]);
+  await installPackages(pyodide, manifest);
+  const versions = await importPyAgent(pyodide, manifest);
+  return { pyodide, manifest, versions };
+}
+
+window.pyAgent = { state: "loading", pyodide: null, manifest: null, versions: null, error: null };
+
+function onUnexpected(event) {
+  if (document.documentElement.dataset.state !== "loading") return;
+  const error = event.reason ?? event.error ?? new Error(event.message ?? "unknown error");
+  showError(error instanceof Error ? error : new Error(String(error)));
+}
+window.addEventListener("error", onUnexpected);
+window.addEventListener("unhandledrejection", onUnexpected);
+
+export const ready = boot().then(
+  (result) => {
+    Object.assign(window.pyAgent, result);
+    showReady(result.versions);
+    document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
+    return result;
+  },
+  (error) => {
+    window.pyAgent.error = error;
+    showError(error);
+    document.dispatchEvent(new CustomEvent("py-agent:error", { detail: error }));
+    throw error;
+  },
+);
+window.pyAgent.ready = ready;
+// A failed boot is shown on the page; keep the rejection from also counting as unhandled.
+ready.catch(() => {});
