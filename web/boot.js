@@ -23,9 +23,10 @@ const STEP_LABELS = {
 const STEP_WEIGHTS = { download: 55, compile: 20, install: 20, import: 5 };
 
 class BootError extends Error {
-  constructor(message, { hint = "", detail = "", cause } = {}) {
+  constructor(message, { step, hint = "", detail = "", cause } = {}) {
     super(message, { cause });
     this.name = "BootError";
+    this.step = step; // the step that failed, when it is not the current one
     this.hint = hint;
     this.detail = detail;
   }
@@ -66,6 +67,7 @@ function renderProgress() {
 }
 
 function startStep(step) {
+  if (failed) return;
   if (currentStep) finishStep(currentStep);
   currentStep = step;
   setStepStatus(step, "active");
@@ -74,6 +76,7 @@ function startStep(step) {
 }
 
 function finishStep(step, detail) {
+  if (failed) return;
   stepProgress[step] = 1;
   setStepStatus(step, "done", detail);
   renderProgress();
@@ -91,9 +94,11 @@ function watchDownloads(files, onDone) {
   const pending = new Map(files.map((f) => [siteUrl(f.file), f]));
   const seen = new Set();
   const observer = new PerformanceObserver((list) => {
+    if (failed) return;
     for (const entry of list.getEntries()) {
       const file = pending.get(entry.name);
-      if (!file || seen.has(entry.name)) continue;
+      // responseStatus is 0 where the browser does not expose it; only errors are skipped.
+      if (!file || seen.has(entry.name) || entry.responseStatus >= 400) continue;
       seen.add(entry.name);
       onDone(file, entry);
     }
@@ -122,25 +127,56 @@ async function loadManifest() {
   }
 }
 
-async function checkRuntimeFiles(manifest) {
-  // A HEAD request per file is cheap and turns a missing file into a clear message, instead of
-  // an opaque failure deep inside the WebAssembly loader.
-  const missing = [];
-  await Promise.all(
-    manifest.runtime.map(async ({ file }) => {
-      try {
-        const r = await fetch(siteUrl(file), { method: "HEAD", cache: "no-cache" });
-        if (!r.ok) missing.push(`${file} (HTTP ${r.status})`);
-      } catch (cause) {
-        missing.push(`${file} (${cause.message})`);
-      }
-    }),
-  );
-  if (missing.length) {
-    throw new BootError(`Missing runtime file${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, {
-      hint: incompleteSiteHint(),
-    });
+async function headProblem({ file, size }) {
+  // Returns what is wrong with one file of the site, judged by a HEAD request, or null.
+  let r;
+  try {
+    r = await fetch(siteUrl(file), { method: "HEAD", cache: "no-cache" });
+  } catch (cause) {
+    return `${file} (${cause.message})`;
   }
+  if (!r.ok) return `${file} is missing (HTTP ${r.status})`;
+  const length = r.headers.get("content-length");
+  if (size !== undefined && length !== null && !r.headers.get("content-encoding") && Number(length) !== size) {
+    return `${file} is damaged (${length} bytes, expected ${size})`;
+  }
+  return null;
+}
+
+async function checkRuntimeFiles(manifest) {
+  // A HEAD request per file, beside the real download, turns a missing or truncated file into
+  // a clear message instead of an opaque failure deep inside the WebAssembly loader.
+  const problems = (await Promise.all(manifest.runtime.map(headProblem))).filter(Boolean);
+  if (problems.length) {
+    throw new BootError(`Broken runtime: ${problems.join("; ")}`, { step: "download", hint: incompleteSiteHint() });
+  }
+}
+
+// Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
+// starts, the two instantiate functions are wrapped so that such a failure ends the boot.
+function catchWasmFailure() {
+  const original = {
+    instantiate: WebAssembly.instantiate,
+    instantiateStreaming: WebAssembly.instantiateStreaming,
+  };
+  let fail;
+  const failure = new Promise((_, reject) => {
+    fail = reject;
+  });
+  for (const [name, fn] of Object.entries(original)) {
+    WebAssembly[name] = async function (...args) {
+      try {
+        return await fn.apply(this, args);
+      } catch (cause) {
+        fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
+          cause,
+          hint: incompleteSiteHint(),
+        }));
+        throw cause;
+      }
+    };
+  }
+  return { failure, restore: () => Object.assign(WebAssembly, original) };
 }
 
 async function startPython(manifest) {
@@ -172,9 +208,10 @@ async function startPython(manifest) {
     });
   }
   const stderr = [];
+  const wasm = catchWasmFailure();
   let pyodide;
   try {
-    pyodide = await loadPyodide({
+    const started = loadPyodide({
       indexURL,
       lockFileURL: siteUrl(manifest.lock_file),
       packageBaseUrl: indexURL,
@@ -184,7 +221,9 @@ async function startPython(manifest) {
         console.warn(line);
       },
     });
+    pyodide = await Promise.race([started, wasm.failure]);
   } catch (cause) {
+    if (cause instanceof BootError) throw cause;
     throw new BootError(`Python could not start: ${cause.message}`, {
       cause,
       detail: stderr.join("\n"),
@@ -192,6 +231,7 @@ async function startPython(manifest) {
         incompleteSiteHint(),
     });
   } finally {
+    wasm.restore();
     stopWatching();
   }
   if (!compileStarted) {
@@ -229,15 +269,16 @@ async function installPackages(pyodide, manifest) {
     stopWatching();
   }
   const loaded = pyodide.loadedPackages;
-  const missing = wheels.filter((w) => !(w.name in loaded)).map((w) => w.file);
-  if (errors.length || missing.length) {
+  const notLoaded = wheels.filter((w) => !(w.name in loaded));
+  if (errors.length || notLoaded.length) {
+    // Tell a missing wheel from one whose bytes do not match its sha256 in the site's lock.
+    const problems = await Promise.all(
+      notLoaded.map(async (w) => (await headProblem(w)) ??
+        `${w.file} does not match its sha256 in ${manifest.lock_file}`),
+    );
     throw new BootError(
-      missing.length ? `Could not install ${missing.join(", ")}` : "Installing the packages failed",
-      {
-        detail: errors.join("\n"),
-        hint: "A wheel is missing, damaged, or its sha256 does not match the site's " +
-          `${manifest.lock_file}. ${incompleteSiteHint()}`,
-      },
+      `Could not install the packages${problems.length ? `: ${problems.join("; ")}` : ""}`,
+      { detail: errors.join("\n"), hint: incompleteSiteHint() },
     );
   }
   finishStep("install", `${wheels.length} packages`);
@@ -288,15 +329,19 @@ function showReady(versions) {
 function showError(error) {
   if (failed) return;
   failed = true;
-  const step = currentStep ?? "download";
-  setStepStatus(step, "failed");
+  const step = error.step ?? currentStep ?? "download";
+  for (const s of STEPS) {
+    if (stepItem(s)?.dataset.status === "active") setStepStatus(s, "pending");
+  }
+  setStepStatus(step, "failed", "");
   $("boot-error-summary").textContent = `${STEP_LABELS[step]} failed. ${error.message ?? error}`;
-  const detail = [error.detail, error.cause?.stack ?? error.stack].filter(Boolean).join("\n\n");
+  const own = error instanceof BootError ? "" : error.stack;
+  const detail = [error.detail, error.cause?.stack ?? own].filter(Boolean).join("\n\n");
   $("boot-error-detail").textContent = detail;
   $("boot-error-detail").hidden = !detail;
   $("boot-error-hint").textContent = error.hint ?? "";
   $("boot-error").hidden = false;
-  $("boot-status").textContent = "py-agent could not start.";
+  $("boot-status").textContent = "Loading stopped: see the error below.";
   setState("error");
   console.error(error);
 }

@@ -1,7 +1,12 @@
-"""Push-based async event streams (pi-ai's ``EventStream``).
+"""Async event streams (pi-ai's ``EventStream``).
 
 A producer ``push``es events and ``end``s the stream; a consumer iterates with ``async for`` and
 awaits ``result()``. A terminal event resolves the result; events pushed after it are dropped.
+
+A stream may instead be fed by a *source*, an async iterator of events that runs in the
+consumer's task and is pulled as the consumer iterates (or awaits ``result()``). In-process
+producers such as the faux provider use it: an event then costs no event-loop round trip, which
+is what JavaScript's microtask-paced producers cost, and nothing is produced ahead of the consumer.
 """
 
 from __future__ import annotations
@@ -34,6 +39,43 @@ class EventStream(Generic[E, R]):
         self._result: Any = _UNSET
         self._error: BaseException | None = None
         self._result_waiters: list[asyncio.Future[None]] = []
+        self._source: AsyncIterator[E] | None = None
+        self._pulling = False
+
+    def set_source(self, source: AsyncIterator[E]) -> None:
+        """Feed the stream from ``source``, pulled on demand in the consumer's task.
+
+        A running source may call this again to hand over to another source when it finishes.
+        """
+        self._source = source
+
+    async def _pull(self) -> None:
+        """Take one event from the source (or wait while another consumer is pulling)."""
+        if self._pulling:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+            return
+        source = self._source
+        assert source is not None
+        self._pulling = True
+        try:
+            event = await anext(source)
+        except StopAsyncIteration:
+            if self._source is source:
+                self._source = None
+                self.end()
+            # else: the source handed over to another one (see ``set_source``); keep pulling.
+        except Exception as error:
+            self._source = None
+            self.fail(error)
+        else:
+            self.push(event)
+            if self._done:
+                self._source = None
+        finally:
+            self._pulling = False
+            self._wake()
 
     @property
     def done(self) -> bool:
@@ -96,6 +138,8 @@ class EventStream(Generic[E, R]):
                 yield queue.popleft()
             elif self._done:
                 return
+            elif self._source is not None:
+                await self._pull()
             else:
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)
@@ -103,6 +147,8 @@ class EventStream(Generic[E, R]):
 
     async def result(self) -> R:
         """The final result; waits for a terminal event or ``end(result)``."""
+        while not self.has_result and not self._done and self._source is not None:
+            await self._pull()
         if not self.has_result:
             waiter = asyncio.get_running_loop().create_future()
             self._result_waiters.append(waiter)

@@ -11,12 +11,11 @@ ends the call with the error ``"No more faux responses queued"``.
 from __future__ import annotations
 
 import asyncio
-import copy
 import math
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -24,6 +23,7 @@ from ._util import call_flex, error_text, json_stringify, maybe_await, utf16_len
 from .abort import AbortSignal
 from .event_stream import AssistantMessageEventStream
 from .events import (
+    AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
     StartEvent,
@@ -50,8 +50,10 @@ from .types import (
     ToolCall,
     Usage,
     UsageCost,
+    fast_construct,
     now_ms,
     role_of,
+    shallow_copy,
 )
 
 DEFAULT_API = "faux"
@@ -289,120 +291,85 @@ def _aborted(partial: AssistantMessage) -> AssistantMessage:
     )
 
 
-class _Aborted(Exception):
-    pass
+def _deltas(
+    message: AssistantMessage,
+    min_size: int,
+    max_size: int,
+    tokens_per_second: float | None,
+    signal: AbortSignal | None,
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Replay ``message`` as protocol events; mirrors pi's ``streamWithDeltas``.
 
+    Runs in the consumer's task (see ``EventStream.set_source``): without ``tokens_per_second``
+    chunks follow each other without yielding to the event loop, as pi's microtask pacing does;
+    with it each chunk waits ``tokens / tokens_per_second`` seconds.
+    """
+    partial = message.model_copy(update={"content": []})
 
-class _DeltaStreamer:
-    """Replays one message as events; mirrors pi's ``streamWithDeltas``."""
+    def aborted() -> bool:
+        return signal is not None and signal.aborted
 
-    def __init__(
-        self,
-        stream: AssistantMessageEventStream,
-        message: AssistantMessage,
-        min_size: int,
-        max_size: int,
-        tokens_per_second: float | None,
-        signal: AbortSignal | None,
-    ) -> None:
-        self.stream = stream
-        self.message = message
-        self.min_size = min_size
-        self.max_size = max_size
-        self.tokens_per_second = tokens_per_second
-        self.signal = signal
-        self.partial = message.model_copy(update={"content": []})
+    def aborted_event() -> AssistantMessageEvent:
+        return ErrorEvent(reason="aborted", error=_aborted(partial))
 
-    def _check_abort(self) -> None:
-        if self.signal is not None and self.signal.aborted:
-            aborted = _aborted(self.partial)
-            self.stream.push(ErrorEvent(reason="aborted", error=aborted))
-            self.stream.end(aborted)
-            raise _Aborted
+    async def pace(chunk: str) -> None:
+        if tokens_per_second and tokens_per_second > 0:
+            await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second)
 
-    def _snapshot(self) -> AssistantMessage:
-        return copy.copy(self.partial)
-
-    async def _pace(self, chunk: str) -> None:
-        tps = self.tokens_per_second
-        if not tps or tps <= 0:
-            await asyncio.sleep(0)
-        else:
-            await asyncio.sleep(_estimate_tokens(chunk) / tps)
-
-    async def run(self) -> None:
-        try:
-            await self._run()
-        except _Aborted:
-            pass
-
-    async def _run(self) -> None:
-        stream, message = self.stream, self.message
-        self._check_abort()
-        stream.push(StartEvent.model_construct(type="start", partial=self._snapshot()))
+    async def events() -> AsyncIterator[AssistantMessageEvent]:
+        if aborted():
+            yield aborted_event()
+            return
+        yield fast_construct(StartEvent, partial=shallow_copy(partial))
         for index, block in enumerate(message.content):
-            self._check_abort()
-            if isinstance(block, ThinkingContent):
-                await self._stream_text_block(index, ThinkingContent(thinking=""), block.thinking, "thinking")
-            elif isinstance(block, TextContent):
-                await self._stream_text_block(index, TextContent(text=""), block.text, "text")
-            else:
-                await self._stream_tool_call(index, block)
-        if message.stop_reason in ("error", "aborted"):
-            stream.push(ErrorEvent.model_construct(type="error", reason=message.stop_reason, error=message))
+            if aborted():
+                yield aborted_event()
+                return
+            if isinstance(block, ThinkingContent | TextContent):
+                thinking = isinstance(block, ThinkingContent)
+                text = block.thinking if isinstance(block, ThinkingContent) else block.text
+                live: TextContent | ThinkingContent = ThinkingContent(thinking="") if thinking else TextContent(text="")
+                start, delta, end = (
+                    (ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent)
+                    if thinking
+                    else (TextStartEvent, TextDeltaEvent, TextEndEvent)
+                )
+                field = "thinking" if thinking else "text"
+                partial.content = [*partial.content, live]
+                yield cast(Any, fast_construct(start, content_index=index, partial=shallow_copy(partial)))
+                for chunk in _split_by_token_size(text, min_size, max_size):
+                    if tokens_per_second:
+                        await pace(chunk)
+                    if aborted():
+                        yield aborted_event()
+                        return
+                    # Straight into __dict__: pydantic's __setattr__ costs more than the rest of a delta.
+                    live.__dict__[field] += chunk
+                    yield cast(
+                        Any, fast_construct(delta, content_index=index, delta=chunk, partial=shallow_copy(partial))
+                    )
+                yield cast(Any, fast_construct(end, content_index=index, content=text, partial=shallow_copy(partial)))
+                continue
+            call = ToolCall(id=block.id, name=block.name, arguments={})
+            partial.content = [*partial.content, call]
+            yield fast_construct(ToolCallStartEvent, content_index=index, partial=shallow_copy(partial))
+            for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
+                if tokens_per_second:
+                    await pace(chunk)
+                if aborted():
+                    yield aborted_event()
+                    return
+                yield fast_construct(
+                    ToolCallDeltaEvent, content_index=index, delta=chunk, partial=shallow_copy(partial)
+                )
+            call.arguments = block.arguments
+            yield fast_construct(ToolCallEndEvent, content_index=index, tool_call=block, partial=shallow_copy(partial))
+        if message.stop_reason == "error" or message.stop_reason == "aborted":
+            yield fast_construct(ErrorEvent, reason=message.stop_reason, error=message)
         else:
-            stream.push(DoneEvent.model_construct(type="done", reason=message.stop_reason, message=message))
-        stream.end(message)
+            yield fast_construct(DoneEvent, reason=message.stop_reason, message=message)
 
-    async def _stream_text_block(
-        self, index: int, live: TextContent | ThinkingContent, text: str, kind: str
-    ) -> None:
-        partial = self.partial
-        partial.content = [*partial.content, live]
-        thinking = kind == "thinking"
-        start, delta_cls, end = (
-            (ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent)
-            if thinking
-            else (TextStartEvent, TextDeltaEvent, TextEndEvent)
-        )
-        self.stream.push(start.model_construct(type=f"{kind}_start", content_index=index, partial=self._snapshot()))
-        for chunk in _split_by_token_size(text, self.min_size, self.max_size):
-            await self._pace(chunk)
-            self._check_abort()
-            if thinking:
-                live.thinking += chunk  # type: ignore[union-attr]
-            else:
-                live.text += chunk  # type: ignore[union-attr]
-            self.stream.push(
-                delta_cls.model_construct(
-                    type=f"{kind}_delta", content_index=index, delta=chunk, partial=self._snapshot()
-                )
-            )
-        self.stream.push(
-            end.model_construct(type=f"{kind}_end", content_index=index, content=text, partial=self._snapshot())
-        )
-
-    async def _stream_tool_call(self, index: int, block: ToolCall) -> None:
-        partial = self.partial
-        live = ToolCall(id=block.id, name=block.name, arguments={})
-        partial.content = [*partial.content, live]
-        self.stream.push(
-            ToolCallStartEvent.model_construct(type="toolcall_start", content_index=index, partial=self._snapshot())
-        )
-        for chunk in _split_by_token_size(json_stringify(block.arguments), self.min_size, self.max_size):
-            await self._pace(chunk)
-            self._check_abort()
-            self.stream.push(
-                ToolCallDeltaEvent.model_construct(
-                    type="toolcall_delta", content_index=index, delta=chunk, partial=self._snapshot()
-                )
-            )
-        live.arguments = block.arguments
-        self.stream.push(
-            ToolCallEndEvent.model_construct(
-                type="toolcall_end", content_index=index, tool_call=block, partial=self._snapshot()
-            )
-        )
+    return events()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,7 +417,6 @@ class FauxProviderRegistration:
         self._max = max_token_size
         self._tokens_per_second = tokens_per_second
         self._prompt_cache: dict[str, str] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
         register_api_provider(ApiProvider(api, self.stream, self.stream), self._source_id)
 
     def get_model(self, id: str | None = None) -> Model | None:
@@ -478,9 +444,7 @@ class FauxProviderRegistration:
         outer = AssistantMessageEventStream()
         step = self._pending.pop(0) if self._pending else None
         self.state.call_count += 1
-        task = asyncio.get_running_loop().create_task(self._produce(outer, step, model, context, options))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        outer.set_source(self._produce(outer, step, model, context, options))
         return outer
 
     async def _produce(
@@ -490,28 +454,27 @@ class FauxProviderRegistration:
         model: Model,
         context: Context,
         options: SimpleStreamOptions | None,
-    ) -> None:
+    ) -> AsyncIterator[AssistantMessageEvent]:
         try:
             if options is not None and options.on_response is not None:
                 await maybe_await(options.on_response(ProviderResponse(status=200, headers={}), model))
             if step is None:
                 message = _error_message("No more faux responses queued", self.api, self.provider, model.id)
-                message = _with_usage_estimate(message, context, options, self._prompt_cache)
-                outer.push(ErrorEvent(reason="error", error=message))
-                outer.end(message)
+                yield ErrorEvent(
+                    reason="error", error=_with_usage_estimate(message, context, options, self._prompt_cache)
+                )
                 return
             resolved = step
             if callable(step):
-                resolved = await maybe_await(call_flex(step, context, options or SimpleStreamOptions(), self.state, model))
-            message = self._clone(resolved, model)
-            message = _with_usage_estimate(message, context, options, self._prompt_cache)
-            await _DeltaStreamer(
-                outer, message, self._min, self._max, self._tokens_per_second, options.signal if options else None
-            ).run()
+                resolved = await maybe_await(
+                    call_flex(step, context, options or SimpleStreamOptions(), self.state, model)
+                )
+            message = _with_usage_estimate(self._clone(resolved, model), context, options, self._prompt_cache)
+            signal = options.signal if options else None
+            # Hand the stream over to the replay (saves a generator layer per event).
+            outer.set_source(_deltas(message, self._min, self._max, self._tokens_per_second, signal))
         except Exception as error:
-            message = _error_message(error, self.api, self.provider, model.id)
-            outer.push(ErrorEvent(reason="error", error=message))
-            outer.end(message)
+            yield ErrorEvent(reason="error", error=_error_message(error, self.api, self.provider, model.id))
 
     def _clone(self, resolved: Any, model: Model) -> AssistantMessage:
         if isinstance(resolved, AssistantMessage):
@@ -535,9 +498,7 @@ def register_faux_provider(
 ) -> FauxProviderRegistration:
     """Register a scripted provider in the API registry (under a fresh random API id by default)."""
     token_size = token_size or {}
-    min_size = max(
-        1, min(token_size.get("min", DEFAULT_MIN_TOKEN_SIZE), token_size.get("max", DEFAULT_MAX_TOKEN_SIZE))
-    )
+    min_size = max(1, min(token_size.get("min", DEFAULT_MIN_TOKEN_SIZE), token_size.get("max", DEFAULT_MAX_TOKEN_SIZE)))
     max_size = max(min_size, token_size.get("max", DEFAULT_MAX_TOKEN_SIZE))
     api_id = api if api is not None else _random_id(DEFAULT_API)
     definitions: Sequence[Mapping[str, Any]] = models or [
@@ -571,4 +532,3 @@ __all__ = [
     "faux_tool_call",
     "register_faux_provider",
 ]
-

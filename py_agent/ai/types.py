@@ -11,9 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 if TYPE_CHECKING:
@@ -44,6 +51,66 @@ class PiModel(BaseModel):
         if isinstance(data, dict):
             return {key: value for key, value in data.items() if value is not None}
         return data
+
+
+_set = object.__setattr__
+_new = object.__new__
+# Slot setters of BaseModel: calling them directly skips pydantic's __setattr__ (hot path only).
+_slots: Any = BaseModel.__dict__
+_set_fields_set = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+_Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], bool]
+_plans: dict[type[BaseModel], _Plan] = {}
+M = TypeVar("M", bound=BaseModel)
+
+
+def _plan(cls: type[BaseModel]) -> _Plan:
+    defaults: dict[str, Any] = {}
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            factories.append((name, cast(Callable[[], Any], info.default_factory)))
+        elif not info.is_required():
+            defaults[name] = info.default
+    plan = (defaults, tuple(factories), cls.model_config.get("extra") == "allow")
+    _plans[cls] = plan
+    return plan
+
+
+def fast_construct(cls: type[M], **values: Any) -> M:
+    """Build a model without validation: the hot path's ``model_construct``, several times faster.
+
+    Values are taken as given; missing fields get their defaults. Only for trusted values.
+    """
+    defaults, factories, extra_allowed = _plans.get(cls) or _plan(cls)
+    fields_set = set(values)
+    if defaults:
+        data = defaults.copy()
+        data.update(values)
+    else:
+        data = values
+    for name, factory in factories:
+        if name not in data:
+            data[name] = factory()
+    model = _new(cls)
+    _set(model, "__dict__", data)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, {} if extra_allowed else None)
+    _set_private(model, None)
+    return model
+
+
+def shallow_copy(model: M) -> M:
+    """``{...message}``: a new model sharing the field values (the content list included)."""
+    copied = _new(model.__class__)
+    _set(copied, "__dict__", model.__dict__.copy())
+    _set_fields_set(copied, model.__pydantic_fields_set__.copy())
+    extra = model.__pydantic_extra__
+    _set_extra(copied, extra.copy() if extra else extra)
+    private = model.__pydantic_private__
+    _set_private(copied, private.copy() if private else private)
+    return copied
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,7 +260,7 @@ class Model(PiModel):
     provider: str
     base_url: str = ""
     reasoning: bool = False
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]))
     cost: ModelCost = Field(default_factory=ModelCost)
     context_window: int = 0
     max_tokens: int = 0
@@ -260,7 +327,7 @@ class ProviderResponse:
 
 
 OnPayload: TypeAlias = Callable[[Any, Model], Any | Awaitable[Any]]
-OnResponse: TypeAlias = Callable[[ProviderResponse, Model], None | Awaitable[None]]
+OnResponse: TypeAlias = Callable[[ProviderResponse, Model], Awaitable[None] | None]
 
 
 @dataclass(kw_only=True)

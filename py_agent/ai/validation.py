@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -311,7 +312,9 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}/{key_text}" if path else key_text
 
 
-def _object_errors(value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any], path: str) -> list[SchemaError]:
+def _object_errors(
+    value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any], path: str
+) -> list[SchemaError]:
     errors: list[SchemaError] = []
     required = [key for key in schema.get("required") or [] if key not in value]
     if required:
@@ -334,9 +337,13 @@ def _object_errors(value: dict[str, Any], schema: Mapping[str, Any], root: Mappi
             if re.search(pattern, key):
                 errors.extend(schema_errors(value[key], sub, root, _child(path, key)))
     if "minProperties" in schema and len(value) < schema["minProperties"]:
-        errors.append(SchemaError(path, f"must not have fewer than {schema['minProperties']} properties", "minProperties"))
+        errors.append(
+            SchemaError(path, f"must not have fewer than {schema['minProperties']} properties", "minProperties")
+        )
     if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        errors.append(SchemaError(path, f"must not have more than {schema['maxProperties']} properties", "maxProperties"))
+        errors.append(
+            SchemaError(path, f"must not have more than {schema['maxProperties']} properties", "maxProperties")
+        )
     return errors
 
 
@@ -387,14 +394,14 @@ def _string_errors(value: str, schema: Mapping[str, Any], path: str) -> list[Sch
 def _number_errors(value: float, schema: Mapping[str, Any], path: str) -> list[SchemaError]:
     errors: list[SchemaError] = []
     checks = (
-        ("maximum", lambda limit: value <= limit, "<="),
-        ("minimum", lambda limit: value >= limit, ">="),
-        ("exclusiveMaximum", lambda limit: value < limit, "<"),
-        ("exclusiveMinimum", lambda limit: value > limit, ">"),
+        ("maximum", operator.le, "<="),
+        ("minimum", operator.ge, ">="),
+        ("exclusiveMaximum", operator.lt, "<"),
+        ("exclusiveMinimum", operator.gt, ">"),
     )
     for keyword, ok, op in checks:
         limit = schema.get(keyword)
-        if _is_number(limit) and not ok(limit):
+        if isinstance(limit, int | float) and not isinstance(limit, bool) and not ok(value, limit):
             errors.append(SchemaError(path, f"must be {op} {_num(limit)}", keyword))
     multiple = schema.get("multipleOf")
     if _is_number(multiple) and multiple and not float(value / multiple).is_integer():

@@ -24,6 +24,7 @@ from ..ai.types import (
     ThinkingBudgets,
     Usage,
     UserMessage,
+    fast_construct,
     now_ms,
     role_of,
 )
@@ -49,7 +50,8 @@ from .types import (
     TurnEndEvent,
 )
 
-Listener = Callable[[AgentEvent, AbortSignal], Any]
+Listener = Callable[..., Any]
+"""``listener(event, signal)`` or ``listener(event)``, sync or async."""
 
 
 def default_model() -> Model:
@@ -181,7 +183,7 @@ class Agent:
         self._active: _ActiveRun | None = None
         self.convert_to_llm: ConvertToLlm = convert_to_llm or default_convert_to_llm
         self.transform_context = transform_context
-        self.stream_fn: StreamFn = stream_fn or stream_simple  # type: ignore[assignment]
+        self.stream_fn: StreamFn = stream_fn or stream_simple
         self.get_api_key = get_api_key
         self.on_payload = on_payload
         self.on_response = on_response
@@ -408,10 +410,10 @@ class Agent:
             error_message=error_text(error),
             timestamp=now_ms(),
         )
-        await self._process_event(MessageStartEvent.model_construct(type="message_start", message=failure))
-        await self._process_event(MessageEndEvent.model_construct(type="message_end", message=failure))
-        await self._process_event(TurnEndEvent.model_construct(type="turn_end", message=failure, tool_results=[]))
-        await self._process_event(AgentEndEvent.model_construct(type="agent_end", messages=[failure]))
+        await self._process_event(fast_construct(MessageStartEvent, type="message_start", message=failure))
+        await self._process_event(fast_construct(MessageEndEvent, type="message_end", message=failure))
+        await self._process_event(fast_construct(TurnEndEvent, type="turn_end", message=failure, tool_results=[]))
+        await self._process_event(fast_construct(AgentEndEvent, type="agent_end", messages=[failure]))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         self._state._is_streaming = False

@@ -13,7 +13,9 @@ import copy
 import dataclasses
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
+
+from pydantic import BaseModel
 
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
@@ -27,8 +29,10 @@ from ..ai.types import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    fast_construct,
     now_ms,
     role_of,
+    shallow_copy,
 )
 from ..ai.validation import validate_tool_arguments
 from .types import (
@@ -134,11 +138,11 @@ async def run_agent_loop(
     new_messages: list[AgentMessage] = list(prompts)
     current = AgentContext(system_prompt=ctx.system_prompt, messages=[*ctx.messages, *prompts], tools=ctx.tools)
     send = _async_emit(emit)
-    await send(AgentStartEvent.model_construct(type="agent_start"))
-    await send(TurnStartEvent.model_construct(type="turn_start"))
+    await send(fast_construct(AgentStartEvent, type="agent_start"))
+    await send(fast_construct(TurnStartEvent, type="turn_start"))
     for prompt in prompts:
-        await send(MessageStartEvent.model_construct(type="message_start", message=prompt))
-        await send(MessageEndEvent.model_construct(type="message_end", message=prompt))
+        await send(fast_construct(MessageStartEvent, type="message_start", message=prompt))
+        await send(fast_construct(MessageEndEvent, type="message_end", message=prompt))
     await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
     return new_messages
 
@@ -160,8 +164,8 @@ async def run_agent_loop_continue(
     new_messages: list[AgentMessage] = []
     current = AgentContext(system_prompt=ctx.system_prompt, messages=ctx.messages, tools=ctx.tools)
     send = _async_emit(emit)
-    await send(AgentStartEvent.model_construct(type="agent_start"))
-    await send(TurnStartEvent.model_construct(type="turn_start"))
+    await send(fast_construct(AgentStartEvent, type="agent_start"))
+    await send(fast_construct(TurnStartEvent, type="turn_start"))
     await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
     return new_messages
 
@@ -234,12 +238,12 @@ async def _run_loop(
             if first_turn:
                 first_turn = False
             else:
-                await emit(TurnStartEvent.model_construct(type="turn_start"))
+                await emit(fast_construct(TurnStartEvent, type="turn_start"))
 
             if pending:
                 for message in pending:
-                    await emit(MessageStartEvent.model_construct(type="message_start", message=message))
-                    await emit(MessageEndEvent.model_construct(type="message_end", message=message))
+                    await emit(fast_construct(MessageStartEvent, type="message_start", message=message))
+                    await emit(fast_construct(MessageEndEvent, type="message_end", message=message))
                     context.messages.append(message)
                     new_messages.append(message)
                 pending = []
@@ -248,11 +252,11 @@ async def _run_loop(
             new_messages.append(message)
 
             if message.stop_reason in ("error", "aborted"):
-                await emit(TurnEndEvent.model_construct(type="turn_end", message=message, tool_results=[]))
-                await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+                await emit(fast_construct(TurnEndEvent, type="turn_end", message=message, tool_results=[]))
+                await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
                 return
 
-            tool_calls = [block for block in message.content if _block_type(block) == "toolCall"]
+            tool_calls = _tool_calls(message)
             tool_results: list[ToolResultMessage] = []
             has_more_tool_calls = False
             if tool_calls:
@@ -267,7 +271,7 @@ async def _run_loop(
                     context.messages.append(result)
                     new_messages.append(result)
 
-            await emit(TurnEndEvent.model_construct(type="turn_end", message=message, tool_results=tool_results))
+            await emit(fast_construct(TurnEndEvent, type="turn_end", message=message, tool_results=tool_results))
 
             if config.prepare_next_turn is not None:
                 update = _as_turn_update(
@@ -291,7 +295,7 @@ async def _run_loop(
             if config.should_stop_after_turn is not None and await maybe_await(
                 config.should_stop_after_turn(ShouldStopAfterTurnContext(message, tool_results, context, new_messages))
             ):
-                await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+                await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
                 return
 
             pending = await _poll(config.get_steering_messages)
@@ -303,7 +307,7 @@ async def _run_loop(
             continue
         break
 
-    await emit(AgentEndEvent.model_construct(type="agent_end", messages=new_messages))
+    await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
 
 
 async def _poll(source: Callable[[], Any] | None) -> list[AgentMessage]:
@@ -338,6 +342,8 @@ def _stream_options(config: AgentLoopConfig, api_key: str | None, signal: AbortS
 
 
 def _shallow_copy(message: Any) -> Any:
+    if isinstance(message, BaseModel):
+        return shallow_copy(message)
     if isinstance(message, dict):
         return dict(message)
     return copy.copy(message)
@@ -354,8 +360,8 @@ async def _stream_assistant_response(
     if config.transform_context is not None:
         messages = await maybe_await(call_flex(config.transform_context, messages, signal))
     llm_messages = await maybe_await(config.convert_to_llm(messages))
-    llm_context = Context.model_construct(
-        system_prompt=context.system_prompt, messages=llm_messages, tools=context.tools
+    llm_context = fast_construct(
+        Context, system_prompt=context.system_prompt, messages=llm_messages, tools=context.tools
     )
     api_key = None
     if config.get_api_key is not None:
@@ -363,7 +369,9 @@ async def _stream_assistant_response(
     api_key = api_key or config.api_key
 
     function: Any = stream_fn or stream_simple
-    response = await maybe_await(call_flex(function, config.model, llm_context, _stream_options(config, api_key, signal)))
+    response = await maybe_await(
+        call_flex(function, config.model, llm_context, _stream_options(config, api_key, signal))
+    )
 
     partial: Any = None
     added_partial = False
@@ -373,24 +381,27 @@ async def _stream_assistant_response(
             partial = event.partial
             context.messages.append(partial)
             added_partial = True
-            await emit(MessageStartEvent.model_construct(type="message_start", message=_shallow_copy(partial)))
+            await emit(fast_construct(MessageStartEvent, type="message_start", message=_shallow_copy(partial)))
         elif kind in _PARTIAL_EVENTS:
             if partial is not None:
                 partial = event.partial
                 context.messages[-1] = partial
                 await emit(
-                    MessageUpdateEvent.model_construct(
-                        type="message_update", assistant_message_event=event, message=_shallow_copy(partial)
+                    fast_construct(
+                        MessageUpdateEvent,
+                        type="message_update",
+                        assistant_message_event=event,
+                        message=_shallow_copy(partial),
                     )
                 )
         elif kind == "done" or kind == "error":
-            return await _finish_response(context, emit, await response.result(), added_partial)
+            return cast(AssistantMessage, await _finish_response(context, emit, await response.result(), added_partial))
 
     # The producer ended the stream without a terminal event: use its result if it set one,
     # never wait forever for one that cannot come (pi would hang here).
     if getattr(response, "has_result", True) is False:
         raise StreamEndedWithoutResult("Stream ended without a final message")
-    return await _finish_response(context, emit, await response.result(), added_partial)
+    return cast(AssistantMessage, await _finish_response(context, emit, await response.result(), added_partial))
 
 
 async def _finish_response(context: AgentContext, emit: Emit, final: Any, added_partial: bool) -> Any:
@@ -398,8 +409,8 @@ async def _finish_response(context: AgentContext, emit: Emit, final: Any, added_
         context.messages[-1] = final
     else:
         context.messages.append(final)
-        await emit(MessageStartEvent.model_construct(type="message_start", message=_shallow_copy(final)))
-    await emit(MessageEndEvent.model_construct(type="message_end", message=final))
+        await emit(fast_construct(MessageStartEvent, type="message_start", message=_shallow_copy(final)))
+    await emit(fast_construct(MessageEndEvent, type="message_end", message=final))
     return final
 
 
@@ -425,6 +436,16 @@ def _block_type(block: Any) -> Any:
     return block.get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
 
 
+def _tool_calls(message: Any) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if isinstance(block, ToolCall):
+            calls.append(block)
+        elif _block_type(block) == "toolCall":
+            calls.append(ToolCall.model_validate(block))
+    return calls
+
+
 def _attr(obj: Any, name: str, camel: str | None = None) -> Any:
     if isinstance(obj, Mapping):
         if name in obj:
@@ -441,20 +462,25 @@ def _find_tool(context: AgentContext, name: str) -> Any:
 
 
 def _error_result(text: str) -> AgentToolResult:
-    return AgentToolResult.model_construct(content=[TextContent(text=text)], details={})
+    return fast_construct(AgentToolResult, content=[TextContent(text=text)], details={})
 
 
 async def _emit_tool_start(tool_call: ToolCall, emit: Emit) -> None:
     await emit(
-        ToolExecutionStartEvent.model_construct(
-            type="tool_execution_start", tool_call_id=tool_call.id, tool_name=tool_call.name, args=tool_call.arguments
+        fast_construct(
+            ToolExecutionStartEvent,
+            type="tool_execution_start",
+            tool_call_id=tool_call.id,
+            tool_name=tool_call.name,
+            args=tool_call.arguments,
         )
     )
 
 
 async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:
     await emit(
-        ToolExecutionEndEvent.model_construct(
+        fast_construct(
+            ToolExecutionEndEvent,
             type="tool_execution_end",
             tool_call_id=finalized.tool_call.id,
             tool_name=finalized.tool_call.name,
@@ -466,7 +492,8 @@ async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:
 
 def _tool_result_message(finalized: _Finalized) -> ToolResultMessage:
     result = finalized.result
-    return ToolResultMessage.model_construct(
+    return fast_construct(
+        ToolResultMessage,
         role="toolResult",
         tool_call_id=finalized.tool_call.id,
         tool_name=finalized.tool_call.name,
@@ -479,8 +506,8 @@ def _tool_result_message(finalized: _Finalized) -> ToolResultMessage:
 
 
 async def _emit_tool_result_message(message: ToolResultMessage, emit: Emit) -> None:
-    await emit(MessageStartEvent.model_construct(type="message_start", message=message))
-    await emit(MessageEndEvent.model_construct(type="message_end", message=message))
+    await emit(fast_construct(MessageStartEvent, type="message_start", message=message))
+    await emit(fast_construct(MessageEndEvent, type="message_end", message=message))
 
 
 def _should_terminate(finalized: Sequence[_Finalized]) -> bool:
@@ -510,8 +537,7 @@ async def _execute_tool_calls(
     emit: Emit,
 ) -> tuple[list[ToolResultMessage], bool]:
     sequential = config.tool_execution == "sequential" or any(
-        _attr(_find_tool(context, call.name), "execution_mode", "executionMode") == "sequential"
-        for call in tool_calls
+        _attr(_find_tool(context, call.name), "execution_mode", "executionMode") == "sequential" for call in tool_calls
     )
     if sequential:
         return await _execute_sequential(context, assistant, tool_calls, config, signal, emit)
@@ -609,7 +635,9 @@ async def _prepare_tool_call(
         if config.before_tool_call is not None:
             before = _as_before_result(
                 await maybe_await(
-                    call_flex(config.before_tool_call, BeforeToolCallContext(assistant, tool_call, args, context), signal)
+                    call_flex(
+                        config.before_tool_call, BeforeToolCallContext(assistant, tool_call, args, context), signal
+                    )
                 )
             )
             if signal is not None and signal.aborted:
@@ -645,7 +673,8 @@ async def _execute_prepared(
         updates.append(
             _start_eagerly(
                 emit(
-                    ToolExecutionUpdateEvent.model_construct(
+                    fast_construct(
+                        ToolExecutionUpdateEvent,
                         type="tool_execution_update",
                         tool_call_id=tool_call.id,
                         tool_name=tool_call.name,
@@ -709,7 +738,7 @@ async def _finalize(
                     fields["terminate"] = after.terminate
                 elif "terminate" in result.model_fields_set:
                     fields["terminate"] = result.terminate
-                result = AgentToolResult.model_construct(**fields)
+                result = fast_construct(AgentToolResult, **fields)
                 if after.is_error is not None:
                     is_error = after.is_error
         except Exception as error:
@@ -742,19 +771,21 @@ def _as_before_result(value: Any) -> BeforeToolCallResult | None:
 
 
 def _as_after_result(value: Any) -> AfterToolCallResult | None:
-    if value is None or isinstance(value, AfterToolCallResult):
-        if value is not None and value.content is not None:
-            value = dataclasses.replace(value, content=AgentToolResult.model_validate({"content": value.content}).content)
-        return value
-    content = _attr(value, "content")
+    if value is None:
+        return None
+    if isinstance(value, AfterToolCallResult):
+        content = value.content
+        details, is_error, terminate = value.details, value.is_error, value.terminate
+    else:
+        content = _attr(value, "content")
+        details, is_error, terminate = (
+            _attr(value, "details"),
+            _attr(value, "is_error", "isError"),
+            _attr(value, "terminate"),
+        )
     if content is not None:
         content = AgentToolResult.model_validate({"content": content}).content
-    return AfterToolCallResult(
-        content=content,
-        details=_attr(value, "details"),
-        is_error=_attr(value, "is_error", "isError"),
-        terminate=_attr(value, "terminate"),
-    )
+    return AfterToolCallResult(content=content, details=details, is_error=is_error, terminate=terminate)
 
 
 def _as_turn_update(value: Any) -> AgentLoopTurnUpdate | None:

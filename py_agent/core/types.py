@@ -210,8 +210,10 @@ class StreamFn(Protocol):
 
 
 ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], Sequence[Any] | Awaitable[Sequence[Any]]]
-TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal | None], Awaitable[list[AgentMessage]] | list[AgentMessage]]
-GetApiKey: TypeAlias = Callable[[str], str | None | Awaitable[str | None]]
+TransformContext: TypeAlias = Callable[
+    [list[AgentMessage], AbortSignal | None], Awaitable[list[AgentMessage]] | list[AgentMessage]
+]
+GetApiKey: TypeAlias = Callable[[str], Awaitable[str | None] | str | None]
 BeforeToolCall: TypeAlias = Callable[[BeforeToolCallContext, AbortSignal | None], Any]
 AfterToolCall: TypeAlias = Callable[[AfterToolCallContext, AbortSignal | None], Any]
 
@@ -347,10 +349,10 @@ AgentEventSink: TypeAlias = Callable[[AgentEvent], Awaitable[None] | None]
 
 __all__ = [
     "AfterToolCallContext",
-    "AgentError",
     "AfterToolCallResult",
     "AgentContext",
     "AgentEndEvent",
+    "AgentError",
     "AgentEvent",
     "AgentLoopConfig",
     "AgentLoopTurnUpdate",
