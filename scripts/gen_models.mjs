@@ -105,7 +105,9 @@ function pick(model) {
 	const out = {};
 	for (const key of FIELDS) {
 		if (model[key] === undefined) continue;
-		out[key] = key === "cost" ? Object.fromEntries(COST_FIELDS.map((k) => [k, model.cost[k] ?? 0])) : model[key];
+		// A negative price means "varies" (OpenRouter reports -1 per token for openrouter/auto): count it as 0.
+		out[key] =
+			key === "cost" ? Object.fromEntries(COST_FIELDS.map((k) => [k, Math.max(0, model.cost[k] ?? 0)])) : model[key];
 	}
 	return out;
 }

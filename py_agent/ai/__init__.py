@@ -133,3 +133,10 @@ __all__ = [
     "unregister_api_providers",
     "validate_tool_arguments",
 ]
+
+# The built-in wire APIs (openai-completions, openai-responses, anthropic-messages,
+# google-generative-ai) are registered on import; register_builtin_providers() is idempotent.
+from .providers import register_builtin_providers  # noqa: E402
+
+register_builtin_providers()
+__all__ += ["register_builtin_providers"]

@@ -343,8 +343,13 @@ def _deltas(
                     if aborted():
                         yield aborted_event()
                         return
-                    # Straight into __dict__: pydantic's __setattr__ costs more than the rest of a delta.
-                    live.__dict__[field] += chunk
+                    # Take the text out of the block so it has a single reference: `+=` then grows it in
+                    # place (CPython's concat optimisation) instead of copying it, which would make a
+                    # long reply quadratic. Straight through __dict__: pydantic's __setattr__ is slow.
+                    block_dict = live.__dict__
+                    accumulated = block_dict.pop(field)
+                    accumulated += chunk
+                    block_dict[field] = accumulated
                     yield cast(
                         Any, fast_construct(delta, content_index=index, delta=chunk, partial=shallow_copy(partial))
                     )

@@ -55,10 +55,7 @@ def _load() -> dict[str, dict[str, dict[str, Any]]]:
         text = resources.files(__package__).joinpath(_CATALOGUE_RESOURCE).read_text(encoding="utf-8")
         data = json.loads(text)
         _source = str(data.get("source", ""))
-        _raw = {
-            provider: {entry["id"]: entry for entry in entries}
-            for provider, entries in data["providers"].items()
-        }
+        _raw = {provider: {entry["id"]: entry for entry in entries} for provider, entries in data["providers"].items()}
     return _raw
 
 
@@ -193,10 +190,10 @@ def clamp_thinking_level(model: Model, level: str) -> ModelThinkingLevel:
     weaker one (pi's ``clampThinkingLevel``)."""
     available = get_supported_thinking_levels(model)
     if level in available:
-        return level  # type: ignore[return-value]
+        return level
     if level not in THINKING_LEVELS:
         return available[0] if available else "off"
-    index = THINKING_LEVELS.index(level)  # type: ignore[arg-type]
+    index = THINKING_LEVELS.index(level)
     for candidate in THINKING_LEVELS[index:]:
         if candidate in available:
             return candidate

@@ -186,11 +186,7 @@ class _Parser:
                 self.skip_blank()
                 if self.index >= self.length:
                     return obj
-                if text[self.index] != '"':
-                    # partial-json calls parseStr regardless; it then fails on the bad key.
-                    key = self.parse_str()
-                else:
-                    key = self.parse_str()
+                key = self.parse_str()  # partial-json reads a key even without its quote
                 self.skip_blank()
                 self.index += 1  # the colon
                 try:

@@ -25,7 +25,8 @@
 // with PermissionError (EACCES): opening any file for writing, creating, deleting, renaming or
 // changing files and folders anywhere, and opening or listing anything outside the folders
 // Python imports code from (the standard library, site-packages and the test module's own
-// folder, which stay readable so that imports keep working). Each refused operation is also
+// folder, which stay readable so that imports keep working; the working folder '' leaves
+// sys.path meanwhile). Each refused operation is also
 // recorded, and the module fails if there was any, even when the code caught the error.
 // Bytecode caching is off in this mode (it would write .pyc files).
 
@@ -201,9 +202,14 @@ async function main() {
       await session.run_file(file);
       continue;
     }
-    const roots = pyodide.runPython(
-      `import sys; sys.dont_write_bytecode = True; [p for p in sys.path if p]`,
-    ).toJs();
+    // '' (the working folder, /home/pyodide) leaves sys.path meanwhile: it is no code folder.
+    const roots = pyodide.runPython(`
+import sys
+sys.dont_write_bytecode = True
+_no_fs_saved_path = list(sys.path)
+sys.path[:] = [p for p in sys.path if p]
+sys.path
+`).toJs();
     roots.push(baseDir(file));
     console.log(`[no-fs] ${relative(ROOT, file)}: file access disabled`);
     guard.enable(roots);
@@ -211,7 +217,10 @@ async function main() {
       await session.run_file(file);
     } finally {
       const violations = guard.disable();
-      pyodide.runPython("import sys; sys.dont_write_bytecode = False");
+      pyodide.runPython(`
+sys.dont_write_bytecode = False
+sys.path[:] = [p for p in sys.path if p not in _no_fs_saved_path] + _no_fs_saved_path
+`);
       if (violations.length) {
         session.add_failure(
           `${relative(ROOT, file)} [no-fs]`,
@@ -224,13 +233,14 @@ async function main() {
 }
 
 try {
-  process.exitCode = await main();
+  // exit() rather than waiting for the event loop: timers that Python's event loop set (such as
+  // a cancelled asyncio timeout) would keep Node alive until they fire.
+  process.exit(await main());
 } catch (error) {
   if (error instanceof SetupError || error instanceof UsageError) {
     console.error(`run.mjs: ${error.message}`);
-    process.exitCode = error instanceof UsageError ? 2 : 3;
-  } else {
-    console.error(error);
-    process.exitCode = 3;
+    process.exit(error instanceof UsageError ? 2 : 3);
   }
+  console.error(error);
+  process.exit(3);
 }

@@ -168,7 +168,10 @@ class Session:
                 print(o.report.rstrip() + "\n")
             print(" short test summary info ".center(78, "="))
             for o in failures:
-                first = next((ln for ln in reversed(o.report.strip().splitlines()) if ln.strip()), "")
+                first = next(
+                    (ln for ln in reversed(o.report.strip().splitlines()) if ln.strip() and ln[0] not in " +"),
+                    "",
+                )
                 print(f"FAILED {o.nodeid} - {first.strip()[:160]}")
         counts = {s: sum(1 for o in self.outcomes if o.status == s) for s in LETTERS}
         extra = [f"{counts[s]} {s}" for s in ("xfailed", "xpassed") if counts[s]]

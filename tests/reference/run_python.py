@@ -517,7 +517,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["stream_fn"] = stream_fn
 
-        if hooks.get("beforeToolCall"):
+        if hooks.get("beforeToolCall") is not None:
             before_rules = hooks["beforeToolCall"]
 
             async def before_tool_call(ctx: Any, signal: Any) -> Any:
@@ -549,7 +549,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["before_tool_call"] = before_tool_call
 
-        if hooks.get("afterToolCall"):
+        if hooks.get("afterToolCall") is not None:
             after_rules = hooks["afterToolCall"]
 
             async def after_tool_call(ctx: Any, signal: Any) -> Any:
@@ -582,7 +582,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["after_tool_call"] = after_tool_call
 
-        if hooks.get("getApiKey"):
+        if hooks.get("getApiKey") is not None:
             keys = hooks["getApiKey"]["keys"]
             key_calls = [0]
 
@@ -596,7 +596,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["get_api_key"] = get_api_key
 
-        if hooks.get("transformContext"):
+        if hooks.get("transformContext") is not None:
             keep_last = hooks["transformContext"]["keepLast"]
 
             async def transform_context(messages: list[Any], signal: Any) -> list[Any]:
@@ -613,7 +613,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["transform_context"] = transform_context
 
-        if hooks.get("convertToLlm"):
+        if hooks.get("convertToLlm") is not None:
             mode = hooks["convertToLlm"].get("mode")
 
             async def convert_to_llm(messages: list[Any]) -> list[Any]:
@@ -640,7 +640,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["convert_to_llm"] = convert_to_llm
 
-        if hooks.get("prepareNextTurn"):
+        if hooks.get("prepareNextTurn") is not None:
             updates = hooks["prepareNextTurn"]["updates"]
             turn_calls = [0]
 

@@ -1,0 +1,166 @@
+"""Cross-provider replay: pi's ``transformMessages`` (spec §5).
+
+Every provider runs the conversation through :func:`transform_messages` before mapping it to its
+wire format, so a conversation started on one provider continues on another:
+
+* thinking from another model becomes plain text (redacted thinking is dropped), signatures of
+  other models are removed, tool-call ids are normalised for the target API (and the matching
+  tool results follow);
+* errored and aborted assistant turns are dropped; tool calls left without a result before the
+  next assistant or user message get a synthetic error result ``"No result provided"``;
+* tool results whose call is not in a kept assistant message are dropped (D14).
+
+Inputs may be models or pi-JSON mappings; the result is a new list of message models (inputs are
+never mutated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .types import (
+    AssistantMessage,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    now_ms,
+    role_of,
+    to_message,
+)
+
+__all__ = ["NormalizeToolCallId", "is_same_model", "transform_messages"]
+
+NormalizeToolCallId = Callable[[str, Model, AssistantMessage], str]
+LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
+
+
+def is_same_model(message: AssistantMessage, model: Model) -> bool:
+    """The assistant message was produced by ``model`` (same provider, api and model id)."""
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def _llm_messages(messages: Sequence[Any]) -> list[LlmMessage]:
+    out: list[LlmMessage] = []
+    for message in messages:
+        if role_of(message) not in ("user", "assistant", "toolResult"):
+            continue
+        out.append(to_message(message))
+    return out
+
+
+def _transform_assistant(
+    message: AssistantMessage,
+    model: Model,
+    normalize: NormalizeToolCallId | None,
+    id_map: dict[str, str],
+) -> AssistantMessage:
+    same = is_same_model(message, model)
+    content: list[Any] = []
+    changed = False
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.redacted:
+                if same:
+                    content.append(block)
+                else:
+                    changed = True
+                continue
+            if same and block.thinking_signature:
+                content.append(block)
+                continue
+            if not block.thinking or not block.thinking.strip():
+                changed = True
+                continue
+            if same:
+                content.append(block)
+            else:
+                content.append(TextContent(text=block.thinking))
+                changed = True
+        elif isinstance(block, TextContent):
+            if same:
+                content.append(block)
+            else:
+                content.append(TextContent(text=block.text))
+                changed = True
+        elif isinstance(block, ToolCall):
+            call = block
+            if not same and call.thought_signature:
+                call = call.model_copy(update={"thought_signature": None})
+                changed = True
+            if not same and normalize is not None:
+                new_id = normalize(call.id, model, message)
+                if new_id != call.id:
+                    id_map[call.id] = new_id
+                    call = call.model_copy(update={"id": new_id})
+                    changed = True
+            content.append(call)
+        else:
+            content.append(block)
+    if not changed:
+        return message
+    return message.model_copy(update={"content": content})
+
+
+def transform_messages(
+    messages: Sequence[Any], model: Model, normalize_tool_call_id: NormalizeToolCallId | None = None
+) -> list[LlmMessage]:
+    """Prepare ``messages`` for ``model``'s API (see the module docstring)."""
+    id_map: dict[str, str] = {}
+    transformed: list[LlmMessage] = []
+    for message in _llm_messages(messages):
+        if isinstance(message, AssistantMessage):
+            transformed.append(_transform_assistant(message, model, normalize_tool_call_id, id_map))
+        elif isinstance(message, ToolResultMessage):
+            new_id = id_map.get(message.tool_call_id)
+            if new_id is not None and new_id != message.tool_call_id:
+                message = message.model_copy(update={"tool_call_id": new_id})
+            transformed.append(message)
+        else:
+            transformed.append(message)
+
+    result: list[LlmMessage] = []
+    pending: list[ToolCall] = []
+    answered: set[str] = set()
+    kept_call_ids: set[str] = set()
+
+    def flush() -> None:
+        nonlocal pending, answered
+        for call in pending:
+            if call.id not in answered:
+                result.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(text="No result provided")],
+                        is_error=True,
+                        timestamp=now_ms(),
+                    )
+                )
+        pending = []
+        answered = set()
+
+    for message in transformed:
+        if isinstance(message, AssistantMessage):
+            flush()
+            if message.stop_reason in ("error", "aborted"):
+                continue
+            calls = [block for block in message.content if isinstance(block, ToolCall)]
+            if calls:
+                pending = calls
+                answered = set()
+                kept_call_ids.update(call.id for call in calls)
+            result.append(message)
+        elif isinstance(message, ToolResultMessage):
+            if message.tool_call_id not in kept_call_ids:
+                continue  # D14: its call was dropped (or never existed)
+            answered.add(message.tool_call_id)
+            result.append(message)
+        else:
+            flush()
+            result.append(message)
+    # A trailing assistant message with unanswered calls gets no synthetic results (spec T5).
+    return result
