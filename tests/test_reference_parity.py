@@ -205,7 +205,8 @@ RESET_WHILE_RUNNING = "Agent is already processing. Wait for completion before r
 
 
 def _types(trace: dict[str, Any]) -> list[str]:
-    return [_event_label(e).split("(")[0].split("[")[0] for e in trace["events"]]
+    """Event types in order (actions and triggers as placeholders, without their results)."""
+    return [e.get("type") or ("<action>" if "action" in e else "<trigger>") for e in trace["events"]]
 
 
 def _texts(result: dict[str, Any]) -> list[str]:

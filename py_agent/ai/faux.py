@@ -317,12 +317,16 @@ def _deltas(
             await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second)
 
     async def events() -> AsyncIterator[AssistantMessageEvent]:
-        if aborted():
+        # pi checks the signal at the top of each block synchronously after the previous events,
+        # so it sees an abort only as of its last suspension (the call, or a chunk's pacing):
+        # `seen_abort` keeps that state, while the events in between already reached listeners.
+        seen_abort = aborted()
+        if seen_abort:
             yield aborted_event()
             return
         yield fast_construct(StartEvent, partial=shallow_copy(partial))
         for index, block in enumerate(message.content):
-            if aborted():
+            if seen_abort:
                 yield aborted_event()
                 return
             if isinstance(block, ThinkingContent | TextContent):
@@ -340,7 +344,8 @@ def _deltas(
                 for chunk in _split_by_token_size(text, min_size, max_size):
                     if tokens_per_second:
                         await pace(chunk)
-                    if aborted():
+                    seen_abort = aborted()
+                    if seen_abort:
                         yield aborted_event()
                         return
                     # Take the text out of the block so it has a single reference: `+=` then grows it in
@@ -361,7 +366,8 @@ def _deltas(
             for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
                 if tokens_per_second:
                     await pace(chunk)
-                if aborted():
+                seen_abort = aborted()
+                if seen_abort:
                     yield aborted_event()
                     return
                 yield fast_construct(

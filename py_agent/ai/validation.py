@@ -308,8 +308,8 @@ def schema_errors(value: Any, schema: Any, root: Mapping[str, Any] | None = None
 
 
 def _child(path: str, key: str | int) -> str:
-    key_text = str(key).replace("~", "~0").replace("/", "~1")
-    return f"{path}/{key_text}" if path else key_text
+    # Not JSON-Pointer escaped: TypeBox writes keys as they are (pi then turns "/" into ".").
+    return f"{path}/{key}" if path else str(key)
 
 
 def _object_errors(
@@ -329,9 +329,9 @@ def _object_errors(
     unknown = [key for key in value if key not in properties and not _pattern_property(schema, key)]
     if extra is False and unknown:
         errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
-    elif isinstance(extra, Mapping):
-        for key in unknown:
-            errors.extend(schema_errors(value[key], extra, root, _child(path, key)))
+    elif isinstance(extra, Mapping) and any(schema_errors(value[key], extra, root) for key in unknown):
+        # TypeBox reports a failing additional property once, at the object, with this wording.
+        errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
     for pattern, sub in (schema.get("patternProperties") or {}).items():
         for key in value:
             if re.search(pattern, key):

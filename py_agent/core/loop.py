@@ -652,12 +652,52 @@ async def _prepare_tool_call(
 
 
 def _start_eagerly(coroutine: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
-    # pi dispatches a progress event synchronously inside `onUpdate`; an eager task does the same
-    # up to the listeners' first await (Python 3.12+; plain scheduling on 3.11).
+    """Run ``coroutine`` now, up to its first real suspension, then finish it as a task.
+
+    pi dispatches a progress event synchronously inside ``onUpdate``: the reducer and the
+    listeners run before the tool continues. Python 3.12+ has eager tasks for this; on 3.11 the
+    first step is driven by hand.
+    """
     loop = asyncio.get_running_loop()
     if sys.version_info >= (3, 12):
-        return asyncio.Task(coroutine, loop=loop, eager_start=True)
-    return loop.create_task(coroutine)
+        return asyncio.Task(coroutine, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+    try:
+        awaited = coroutine.send(None)
+    except StopIteration:
+        done: asyncio.Future[None] = loop.create_future()
+        done.set_result(None)
+        return done
+    except Exception as error:
+        failed: asyncio.Future[None] = loop.create_future()
+        failed.set_exception(error)
+        return failed
+    return loop.create_task(_finish(coroutine, awaited))
+
+
+def _settled(future: asyncio.Future[Any]) -> asyncio.Future[None]:
+    """A future that completes (with no result) when ``future`` does."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda _: done.done() or done.set_result(None))
+    return done
+
+
+async def _finish(coroutine: Coroutine[Any, Any, None], awaited: Any) -> None:
+    """Drive a coroutine that was started by hand, the way a Task would."""
+    while True:
+        if awaited is None:
+            await asyncio.sleep(0)  # a bare yield
+        else:
+            awaited._asyncio_future_blocking = False
+            try:
+                await _settled(awaited)
+            except asyncio.CancelledError as cancel:
+                awaited.cancel()
+                awaited = coroutine.throw(cancel)
+                continue
+        try:
+            awaited = coroutine.send(None)
+        except StopIteration:
+            return
 
 
 async def _execute_prepared(

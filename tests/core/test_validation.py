@@ -81,6 +81,24 @@ REFERENCE_CASES += [
         {"a": 1, "b": 2.5, "c": [True, None]},
         None,
     ),
+    (
+        {"type": "object", "additionalProperties": {"type": "number"}},
+        {"x": "z", "y": "w"},
+        None,
+        'Validation failed for tool "t":\n  - root: must not have additional properties\n\nReceived arguments:\n{\n  "x": "z",\n  "y": "w"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "number"}},
+        {"a": 5, "x": "z"},
+        None,
+        'Validation failed for tool "t":\n  - root: must not have additional properties\n\nReceived arguments:\n{\n  "a": 5,\n  "x": "z"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a/b": {"type": "object", "properties": {"c~d": {"type": "number"}}}}},
+        {"a/b": {"c~d": "x"}},
+        None,
+        'Validation failed for tool "t":\n  - a.b.c~d: must be number\n\nReceived arguments:\n{\n  "a/b": {\n    "c~d": "x"\n  }\n}',
+    ),
 ]
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json as json_module
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_transport import FakeTransport, request_json
+from provider_helpers import FakeTransport, Reply
 
 from py_agent.ai.abort import AbortController, AbortError
 from py_agent.ai.custom import (
@@ -31,6 +33,73 @@ OLLAMA = "http://localhost:11434"
 LMSTUDIO = "http://localhost:1234"
 LLAMA_CPP = "http://localhost:8080"
 VLLM = "http://localhost:8000"
+
+
+# ---------------------------------------------------------------------------------------------
+# provider_helpers' FakeTransport replays one reply (here a callable) for every request; Server
+# answers that callable by method and URL, like a server with several endpoints (404 for others).
+
+_REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+class Server(FakeTransport):
+    def __init__(self) -> None:
+        super().__init__([self._answer])
+        self.routes: dict[tuple[str, str], Callable[[HttpRequest], Reply | BaseException]] = {}
+
+    def add(
+        self,
+        method: str,
+        url: str,
+        *,
+        status: int = 200,
+        json: Any = None,
+        body: bytes | str | None = None,
+        error: BaseException | None = None,
+    ) -> Server:
+        """Script ``method url`` (exact URL); ``json`` may be a callable of the request."""
+
+        def reply(request: HttpRequest) -> Reply | BaseException:
+            if error is not None:
+                return error
+            if json is not None:
+                data = json(request) if callable(json) else json
+                return _reply(status, json_module.dumps(data), "application/json")
+            return _reply(status, body or b"", "text/plain")
+
+        self.routes[(method, url)] = reply
+        return self
+
+    def _answer(self, request: HttpRequest) -> Reply | BaseException:
+        route = self.routes.get((request.method, request.url))
+        if route is None:
+            return _reply(404, "404 page not found", "text/plain")
+        return route(request)
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"{r.method} {r.url}" for r in self.requests]
+
+    def requests_to(self, url: str, method: str | None = None) -> list[HttpRequest]:
+        return [r for r in self.requests if r.url == url and (method is None or r.method == method)]
+
+
+def _reply(status: int, body: bytes | str, content_type: str) -> Reply:
+    return Reply(
+        status=status,
+        status_text=_REASONS.get(status, ""),
+        headers={"content-type": content_type},
+        chunks=[body] if body else [],
+    )
+
+
+def server() -> Server:
+    return Server()
+
+
+def request_json(request: HttpRequest) -> Any:
+    assert request.body is not None, f"{request.method} {request.url} has no body"
+    return json_module.loads(request.body)
 
 
 def _by_id(models: list[Model]) -> dict[str, Model]:
@@ -80,7 +149,13 @@ def test_server_and_api_base_urls_are_normalised() -> None:
             "https://api.z.ai/api/coding/paas/v4",
             "https://api.z.ai/api/coding/paas/v4",
         ),
-        ("https://llm.example", "openai-compatible", "openai-responses", "https://llm.example/v1", "https://llm.example/v1"),
+        (
+            "https://llm.example",
+            "openai-compatible",
+            "openai-responses",
+            "https://llm.example/v1",
+            "https://llm.example/v1",
+        ),
         (
             "https://api.deepseek.com/chat/completions",
             "openai-compatible",
@@ -96,7 +171,13 @@ def test_server_and_api_base_urls_are_normalised() -> None:
             "https://api.minimax.io/anthropic",
             "https://api.minimax.io/anthropic",
         ),
-        ("https://gw.example/v1/", "openai-compatible", "anthropic-messages", "https://gw.example", "https://gw.example"),
+        (
+            "https://gw.example/v1/",
+            "openai-compatible",
+            "anthropic-messages",
+            "https://gw.example",
+            "https://gw.example",
+        ),
     ]
     for typed, kind, api, expected_server, expected_base in cases:
         assert server_url(typed, kind, api) == expected_server, typed
@@ -273,8 +354,8 @@ def _ollama_show(request: HttpRequest) -> dict[str, Any]:
     return shows[name]
 
 
-def _ollama_transport() -> FakeTransport:
-    transport = FakeTransport()
+def _ollama_transport() -> Server:
+    transport = server()
     tags = {
         "models": [
             {
@@ -327,11 +408,14 @@ async def test_ollama_discovery() -> None:
 
 
 async def test_ollama_models_without_details_are_kept_with_defaults() -> None:
-    transport = FakeTransport()
+    transport = server()
     transport.add("GET", f"{OLLAMA}/api/tags", json={"models": [{"name": "old:7b"}, {"model": "other:1b"}, {"x": 1}]})
     transport.add("POST", f"{OLLAMA}/api/show", status=500, json={"error": "boom"})
     models = await discover_models(CustomProvider(name="o", kind="ollama", base_url=OLLAMA), transport)
-    assert [(m.id, m.context_window, m.reasoning) for m in models] == [("old:7b", 8192, False), ("other:1b", 8192, False)]
+    assert [(m.id, m.context_window, m.reasoning) for m in models] == [
+        ("old:7b", 8192, False),
+        ("other:1b", 8192, False),
+    ]
 
 
 async def test_ollama_sends_the_key_when_there_is_one() -> None:
@@ -344,7 +428,7 @@ async def test_ollama_sends_the_key_when_there_is_one() -> None:
 
 
 async def test_ollama_empty_list() -> None:
-    transport = FakeTransport().add("GET", f"{OLLAMA}/api/tags", json={"models": []})
+    transport = server().add("GET", f"{OLLAMA}/api/tags", json={"models": []})
     assert await discover_models(CustomProvider(name="o", kind="ollama", base_url=OLLAMA), transport) == []
 
 
@@ -394,7 +478,7 @@ LMSTUDIO_V0 = {
 
 
 async def test_lmstudio_discovery_with_the_rest_api() -> None:
-    transport = FakeTransport().add("GET", f"{LMSTUDIO}/api/v0/models", json=LMSTUDIO_V0)
+    transport = server().add("GET", f"{LMSTUDIO}/api/v0/models", json=LMSTUDIO_V0)
     provider = CustomProvider(name="LM Studio", kind="lmstudio", base_url=f"{LMSTUDIO}/v1")
     models = await discover_models(provider, transport)
     assert [m.id for m in models] == ["qwen2-vl-7b-instruct", "meta-llama-3.1-8b-instruct"]
@@ -408,7 +492,7 @@ async def test_lmstudio_discovery_with_the_rest_api() -> None:
 
 
 async def test_lmstudio_falls_back_to_the_openai_list() -> None:
-    transport = FakeTransport().add(
+    transport = server().add(
         "GET",
         f"{LMSTUDIO}/v1/models",
         json={
@@ -439,14 +523,14 @@ async def test_lmstudio_v1_rest_shape_is_understood() -> None:
             {"type": "embedding", "key": "nomic", "max_context_length": 2048},
         ]
     }
-    transport = FakeTransport().add("GET", f"{LMSTUDIO}/api/v0/models", json=v1)
+    transport = server().add("GET", f"{LMSTUDIO}/api/v0/models", json=v1)
     (model,) = await discover_models(CustomProvider(name="lms", kind="lmstudio", base_url=LMSTUDIO), transport)
     assert (model.id, model.name, model.context_window) == ("qwen/qwen3.5-9b", "Qwen3.5 9B", 16384)
     assert model.input == ["text", "image"] and model.reasoning is False
 
 
 async def test_lmstudio_does_not_fall_back_on_auth_errors() -> None:
-    transport = FakeTransport().add(
+    transport = server().add(
         "GET", f"{LMSTUDIO}/api/v0/models", status=401, json={"error": "Invalid or missing API token"}
     )
     error = await _discovery_error(CustomProvider(name="lms", kind="lmstudio", base_url=LMSTUDIO), transport)
@@ -474,7 +558,7 @@ LLAMA_MODELS = {
 
 
 async def test_llama_cpp_discovery_reads_the_runtime_context_from_props() -> None:
-    transport = FakeTransport()
+    transport = server()
     transport.add("GET", f"{LLAMA_CPP}/v1/models", json=LLAMA_MODELS)
     transport.add(
         "GET",
@@ -497,14 +581,14 @@ async def test_llama_cpp_discovery_reads_the_runtime_context_from_props() -> Non
 
 
 async def test_llama_cpp_without_props_uses_the_trained_context() -> None:
-    transport = FakeTransport().add("GET", f"{LLAMA_CPP}/v1/models", json=LLAMA_MODELS)
+    transport = server().add("GET", f"{LLAMA_CPP}/v1/models", json=LLAMA_MODELS)
     (model,) = await discover_models(CustomProvider(name="l", kind="llama.cpp", base_url=LLAMA_CPP), transport)
     assert model.context_window == 40960 and model.input == ["text"]
 
 
 async def test_llama_cpp_router_with_several_models_skips_props() -> None:
     listing = {"object": "list", "data": [{"id": "a.gguf"}, {"id": "b.gguf", "context_length": 2048}]}
-    transport = FakeTransport().add("GET", f"{LLAMA_CPP}/v1/models", json=listing)
+    transport = server().add("GET", f"{LLAMA_CPP}/v1/models", json=listing)
     models = await discover_models(CustomProvider(name="l", kind="llama.cpp", base_url=LLAMA_CPP), transport)
     assert [(m.id, m.context_window, m.max_tokens) for m in models] == [("a.gguf", 8192, 4096), ("b.gguf", 2048, 2048)]
     assert transport.urls == [f"GET {LLAMA_CPP}/v1/models"]
@@ -531,7 +615,7 @@ async def test_vllm_discovery() -> None:
             {"id": "small-lora", "object": "model", "owned_by": "vllm", "parent": "Qwen/Qwen3-32B"},
         ],
     }
-    transport = FakeTransport().add("GET", f"{VLLM}/v1/models", json=listing)
+    transport = server().add("GET", f"{VLLM}/v1/models", json=listing)
     provider = CustomProvider(name="vLLM", kind="vllm", base_url=f"{VLLM}/v1/", api_key="token-abc")
     qwen, lora = await discover_models(provider, transport)
     assert (qwen.id, qwen.context_window, qwen.max_tokens) == ("Qwen/Qwen3-32B", 32768, 4096)
@@ -551,14 +635,23 @@ async def test_generic_openai_compatible_discovery() -> None:
     listing = {
         "object": "list",
         "data": [
-            {"id": "llama-3.3-70b-versatile", "object": "model", "owned_by": "Meta", "context_window": 131072,
-             "max_completion_tokens": 32768},
-            {"id": "vendor/model", "name": "Vendor Model", "context_length": 65536,
-             "top_provider": {"max_completion_tokens": 8192}},
+            {
+                "id": "llama-3.3-70b-versatile",
+                "object": "model",
+                "owned_by": "Meta",
+                "context_window": 131072,
+                "max_completion_tokens": 32768,
+            },
+            {
+                "id": "vendor/model",
+                "name": "Vendor Model",
+                "context_length": 65536,
+                "top_provider": {"max_completion_tokens": 8192},
+            },
             {"id": "bare"},
         ],
     }
-    transport = FakeTransport().add("GET", "https://api.groq.example/openai/v1/models", json=listing)
+    transport = server().add("GET", "https://api.groq.example/openai/v1/models", json=listing)
     provider = CustomProvider(
         name="Groq proxy",
         base_url="https://api.groq.example/openai/v1",
@@ -577,13 +670,18 @@ async def test_generic_openai_compatible_discovery() -> None:
 async def test_anthropic_compatible_discovery() -> None:
     listing = {
         "data": [
-            {"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5", "created_at": "2025-09-29"}
+            {
+                "type": "model",
+                "id": "claude-sonnet-4-5",
+                "display_name": "Claude Sonnet 4.5",
+                "created_at": "2025-09-29",
+            }
         ],
         "has_more": False,
         "first_id": "claude-sonnet-4-5",
         "last_id": "claude-sonnet-4-5",
     }
-    transport = FakeTransport().add("GET", "https://gw.example/v1/models?limit=1000", json=listing)
+    transport = server().add("GET", "https://gw.example/v1/models?limit=1000", json=listing)
     provider = CustomProvider(name="gw", api="anthropic-messages", base_url="https://gw.example", api_key="sk-ant")
     (model,) = await discover_models(provider, transport)
     assert (model.id, model.name, model.api, model.base_url) == (
@@ -599,7 +697,7 @@ async def test_anthropic_compatible_discovery() -> None:
 
 
 async def test_provider_method_and_default_transport() -> None:
-    transport = FakeTransport().add("GET", f"{VLLM}/v1/models", json={"data": [{"id": "m"}]})
+    transport = server().add("GET", f"{VLLM}/v1/models", json={"data": [{"id": "m"}]})
     set_default_transport(transport)
     try:
         (model,) = await CustomProvider(name="v", kind="vllm", base_url=VLLM).discover_models()
@@ -621,9 +719,7 @@ async def test_cors_errors_explain_the_fix_for_each_server() -> None:
         "openai-compatible": ("Access-Control-Allow-Origin", "https://llm.example/v1", "https://llm.example/v1/models"),
     }
     for kind, (fix, base, url) in expected.items():
-        transport = FakeTransport().add(
-            "GET", url, error=TransportError("TypeError: Failed to fetch", cors_suspected=True)
-        )
+        transport = server().add("GET", url, error=TransportError("TypeError: Failed to fetch", cors_suspected=True))
         error = await _discovery_error(CustomProvider(name="p", kind=kind, base_url=base), transport)
         message = str(error)
         assert error.cors_suspected is True and error.kind == kind and error.url == url
@@ -638,7 +734,7 @@ async def test_cors_errors_explain_the_fix_for_each_server() -> None:
 
 async def test_cors_error_for_a_lan_address_mentions_mixed_content() -> None:
     url = "http://192.168.1.20:11434/api/tags"
-    transport = FakeTransport().add("GET", url, error=TransportError("Failed to fetch", cors_suspected=True))
+    transport = server().add("GET", url, error=TransportError("Failed to fetch", cors_suspected=True))
     error = await _discovery_error(
         CustomProvider(name="o", kind="ollama", base_url="http://192.168.1.20:11434"), transport
     )
@@ -646,9 +742,7 @@ async def test_cors_error_for_a_lan_address_mentions_mixed_content() -> None:
 
 
 async def test_connection_errors_without_cors_say_the_server_is_unreachable() -> None:
-    transport = FakeTransport().add(
-        "GET", f"{VLLM}/v1/models", error=TransportError("Connection refused")
-    )
+    transport = server().add("GET", f"{VLLM}/v1/models", error=TransportError("Connection refused"))
     error = await _discovery_error(CustomProvider(name="v", kind="vllm", base_url=VLLM), transport)
     assert error.cors_suspected is False
     assert str(error).startswith("vLLM model discovery failed: could not connect")
@@ -657,7 +751,7 @@ async def test_connection_errors_without_cors_say_the_server_is_unreachable() ->
 
 
 async def test_non_json_answers_give_clear_errors() -> None:
-    transport = FakeTransport().add(
+    transport = server().add(
         "GET", f"{OLLAMA}/api/tags", body="<!doctype html><html><body>Welcome to nginx</body></html>"
     )
     error = await _discovery_error(CustomProvider(name="o", kind="ollama", base_url=OLLAMA), transport)
@@ -677,7 +771,7 @@ async def test_wrong_shapes_give_clear_errors() -> None:
         ("openai-compatible", "https://x.example", "https://x.example/v1/models", None, "'data' list"),
     ]
     for kind, base, url, answer, expected in cases:
-        transport = FakeTransport()
+        transport = server()
         if answer is None:
             transport.add("GET", url, body="null")
         else:
@@ -689,7 +783,7 @@ async def test_wrong_shapes_give_clear_errors() -> None:
 
 async def test_http_errors_carry_the_server_message() -> None:
     # llama.cpp / OpenAI style
-    transport = FakeTransport().add(
+    transport = server().add(
         "GET",
         f"{LLAMA_CPP}/v1/models",
         status=503,
@@ -700,19 +794,19 @@ async def test_http_errors_carry_the_server_message() -> None:
     assert str(error) == f"llama.cpp model discovery failed: {LLAMA_CPP}/v1/models answered HTTP 503: Loading model."
 
     # vLLM style: top-level message
-    transport = FakeTransport().add(
+    transport = server().add(
         "GET", f"{VLLM}/v1/models", status=401, json={"object": "error", "message": "Unauthorized", "code": 401}
     )
     error = await _discovery_error(CustomProvider(name="v", kind="vllm", base_url=VLLM), transport)
     assert "HTTP 401: Unauthorized" in str(error) and "set one for this provider" in str(error)
 
     # Unknown path on something that is not Ollama
-    error = await _discovery_error(CustomProvider(name="o", kind="ollama", base_url=OLLAMA), FakeTransport())
+    error = await _discovery_error(CustomProvider(name="o", kind="ollama", base_url=OLLAMA), server())
     assert error.status == 404
     assert "HTTP 404: 404 page not found" in str(error) and "Ollama is what runs at" in str(error)
 
     # Generic server, empty body
-    transport = FakeTransport().add("GET", "https://x.example/v1/models", status=500, body=b"")
+    transport = server().add("GET", "https://x.example/v1/models", status=500, body=b"")
     error = await _discovery_error(CustomProvider(name="Mine", base_url="https://x.example"), transport)
     assert str(error).startswith("Model discovery for Mine failed: https://x.example/v1/models answered HTTP 500")
     assert "Internal Server Error" in str(error)

@@ -319,6 +319,44 @@ def tool_wait_abort() -> AgentTool:
     )
 
 
+def tool_image() -> AgentTool:
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult(
+            content=[ImageContent(data="iVBORw0KGgo=", mime_type="image/png"), *text("a tiny picture")]
+        )
+
+    return AgentTool(
+        name="image",
+        label="Image",
+        description="Returns an image and a caption, without details",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+    )
+
+
+def tool_strict() -> AgentTool:
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult(content=text(f"strict: {js_stringify(params)}"), details=params)
+
+    return AgentTool(
+        name="strict",
+        label="Strict",
+        description="A schema with enum, bounds, pattern and no additional properties",
+        parameters={
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "level": {"type": "integer", "minimum": 1, "maximum": 5},
+                "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+            },
+            "required": ["mode", "level"],
+            "additionalProperties": False,
+        },
+        execute=execute,
+    )
+
+
 def tool_edit() -> AgentTool:
     def prepare_arguments(args: Any) -> Any:
         if isinstance(args, dict) and "edits" not in args and "oldText" in args:
@@ -362,6 +400,8 @@ TOOL_FACTORIES: dict[str, Callable[[], AgentTool]] = {
     "coerce": tool_coerce,
     "seq": tool_seq,
     "wait_abort": tool_wait_abort,
+    "image": tool_image,
+    "strict": tool_strict,
     "edit": tool_edit,
 }
 
@@ -574,7 +614,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
                     return None
                 content = override.get("content")
                 return AfterToolCallResult(
-                    content=[TextContent.model_validate(block) for block in content] if content is not None else None,
+                    content=AgentToolResult.model_validate({"content": content}).content if content is not None else None,
                     details=copy.deepcopy(override.get("details")),
                     is_error=override.get("isError"),
                     terminate=override.get("terminate"),
@@ -813,6 +853,10 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
             "signalIsNone": agent.signal is None,
             "steeringMode": agent.steering_mode,
             "followUpMode": agent.follow_up_mode,
+            "model": norm(agent.state.model),
+            "thinkingLevel": agent.state.thinking_level,
+            "systemPrompt": agent.state.system_prompt,
+            "tools": [tool.name for tool in agent.state.tools],
             "callCount": faux.state.call_count,
             "pendingResponseCount": faux.pending_response_count(),
         }

@@ -219,6 +219,32 @@ const TOOL_FACTORIES = {
 			return { content: text("wait_abort: not aborted"), details: {} };
 		},
 	}),
+	image: () => ({
+		name: "image",
+		label: "Image",
+		description: "Returns an image and a caption, without details",
+		parameters: { type: "object", properties: {} },
+		execute: async () => ({
+			content: [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }, ...text("a tiny picture")],
+		}),
+	}),
+	strict: () => ({
+		name: "strict",
+		label: "Strict",
+		description: "A schema with enum, bounds, pattern and no additional properties",
+		parameters: {
+			type: "object",
+			properties: {
+				mode: { type: "string", enum: ["fast", "slow"] },
+				level: { type: "integer", minimum: 1, maximum: 5 },
+				name: { type: "string", minLength: 2, pattern: "^[a-z]+$" },
+				tags: { type: "array", items: { type: "string" }, maxItems: 2 },
+			},
+			required: ["mode", "level"],
+			additionalProperties: false,
+		},
+		execute: async (_id, params) => ({ content: text(`strict: ${JSON.stringify(params)}`), details: params }),
+	}),
 	edit: () => ({
 		name: "edit",
 		label: "Edit",
@@ -584,6 +610,10 @@ async function runScenario(scenario) {
 			signalIsNone: agent.signal === undefined,
 			steeringMode: agent.steeringMode,
 			followUpMode: agent.followUpMode,
+			model: norm(agent.state.model),
+			thinkingLevel: agent.state.thinkingLevel,
+			systemPrompt: agent.state.systemPrompt,
+			tools: agent.state.tools.map((tool) => tool.name),
 			callCount: faux.state.callCount,
 			pendingResponseCount: faux.getPendingResponseCount(),
 		};

@@ -1,0 +1,137 @@
+"""Fixtures for the browser tests: a plain static file server and headless Chromium.
+
+The site is served the way any static host would serve it (http.server, nothing of build.py),
+from a free port on 127.0.0.1. Chromium is Debian's /usr/bin/chromium (or $PY_AGENT_CHROMIUM),
+driven by Playwright; `python3 build.py test` installs it. In CI (CI=true) a missing browser
+fails the tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+BOOT_TIMEOUT_MS = 120_000
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """python -m http.server's handler, with the types some systems' mime tables lack."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".wasm": "application/wasm",
+    }
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a browser that drops a connection mid-download is not a test failure
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Path], str]]:
+    """serve(folder) starts a static server for folder on 127.0.0.1 and returns its base URL."""
+    servers: list[QuietServer] = []
+
+    def start(folder: Path) -> str:
+        server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = os.environ.get("PY_AGENT_CHROMIUM", "/usr/bin/chromium")
+    if not Path(path).exists() and shutil.which("chromium") is None:
+        message = f"Chromium is missing ({path}): `python3 build.py test` installs it (apt-get install chromium)"
+        if in_ci():
+            pytest.fail(message + " (CI=true: browser tests must not be skipped)")
+        pytest.skip(message)
+    return path if Path(path).exists() else str(shutil.which("chromium"))
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        message = "the playwright package is missing: run `python3 build.py test`"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class PageRun:
+    """One visit of the page: its final state and everything it requested or logged."""
+
+    page: Any
+    requests: list[str] = field(default_factory=list)
+    console: list[tuple[str, str]] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return str(self.page.get_attribute("html", "data-state"))
+
+
+@pytest.fixture
+def visit(browser: Any) -> Iterator[Callable[[str], PageRun]]:
+    """visit(url) opens url in a fresh browser context and waits until the page leaves "loading"."""
+    contexts: list[Any] = []
+
+    def open_page(url: str) -> PageRun:
+        context = browser.new_context()
+        contexts.append(context)
+        page = context.new_page()
+        run = PageRun(page)
+        context.on("request", lambda request: run.requests.append(request.url))
+        page.on("console", lambda msg: run.console.append((msg.type, msg.text)))
+        page.on("pageerror", lambda error: run.page_errors.append(str(error)))
+        page.goto(url)
+        # A selector, not wait_for_function: the page's CSP forbids the eval that the latter needs.
+        page.locator("html:not([data-state='loading'])").wait_for(state="attached", timeout=BOOT_TIMEOUT_MS)
+        return run
+
+    yield open_page
+    for context in contexts:
+        context.close()

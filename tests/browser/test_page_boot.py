@@ -1,0 +1,128 @@
+"""The page boots Pyodide from the site's own files, installs and imports py_agent.
+
+Each test serves static/ (or a copy of it) with a plain static file server and opens it in
+headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import build
+
+Serve = Callable[[Path], str]
+Visit = Callable[[str], object]
+
+
+def manifest(site: Path) -> dict[str, object]:
+    return json.loads((site / "manifest.json").read_text(encoding="utf-8"))
+
+
+def origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def test_page_boots_and_imports_py_agent(built_site: Path, serve: Serve, visit) -> None:
+    run = visit(serve(built_site) + "/")
+    shown_error = run.page.locator("#boot-error").inner_text() if run.state == "error" else ""
+    assert run.state == "ready", f"page state {run.state}: {shown_error}\nconsole: {run.console}"
+
+    info = manifest(built_site)
+    assert run.page.locator("#version-py-agent").inner_text() == build.py_agent_version()
+    assert run.page.locator("#version-pyodide").inner_text() == info["pyodide_version"]
+    assert run.page.locator("#version-python").inner_text() == info["python_version"]
+    assert run.page.locator("#boot-ready").is_visible()
+    steps = run.page.locator("#boot-steps li")
+    assert [steps.nth(i).get_attribute("data-status") for i in range(steps.count())] == ["done"] * 4
+
+    # The booted interpreter is exposed to the page's other modules, with py_agent imported.
+    version = run.page.evaluate("() => window.pyAgent.pyodide.runPython('import py_agent; py_agent.__version__')")
+    assert version == build.py_agent_version()
+
+    errors = [text for kind, text in run.console if kind == "error"]
+    assert not errors and not run.page_errors, f"console errors: {errors} page errors: {run.page_errors}"
+
+
+def test_every_request_stays_on_the_page_origin(built_site: Path, serve: Serve, visit) -> None:
+    base = serve(built_site)
+    run = visit(base + "/")
+    assert run.state == "ready"
+    assert run.requests, "no request was recorded"
+    foreign = [url for url in run.requests if origin(url) != base]
+    assert not foreign, f"requests to other origins: {foreign}"
+    # The runtime and every wheel of the manifest came from the site itself.
+    info = manifest(built_site)
+    for item in [*info["runtime"], *info["wheels"]]:  # type: ignore[misc]
+        assert f"{base}/{item['file']}" in run.requests, f"{item['file']} was not loaded"
+
+
+def test_site_works_from_a_sub_path(built_site: Path, serve: Serve, visit, tmp_path: Path) -> None:
+    host_root = tmp_path / "host"
+    sub = host_root / "some" / "sub" / "path"
+    sub.parent.mkdir(parents=True)
+    os.symlink(built_site, sub, target_is_directory=True)
+    base = serve(host_root)
+    run = visit(f"{base}/some/sub/path/")
+    assert run.state == "ready", run.page.locator("#boot-error").inner_text()
+    outside = [url for url in run.requests if not url.startswith(f"{base}/some/sub/path/")]
+    assert not outside, f"requests outside the sub-path: {outside}"
+
+
+def flip_bytes(path: Path, offsets: tuple[int, ...] = (0, 1, 2, 3)) -> None:
+    """Damage a file without changing its size (so only its content, or its hash, tells)."""
+    data = bytearray(path.read_bytes())
+    for offset in offsets:
+        data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+
+def wheel_file(site: Path, name: str) -> str:
+    wheels = manifest(site)["wheels"]
+    return next(w["file"] for w in wheels if w["name"] == name)  # type: ignore[union-attr]
+
+
+BREAKAGES = {
+    # id: (how the copy of the site is broken, the step that must fail, words the error must show)
+    "missing-wasm": (lambda s: (s / "pyodide/pyodide.asm.wasm").unlink(), "download", ["pyodide.asm.wasm", "404"]),
+    "missing-loader": (lambda s: (s / "pyodide/pyodide.mjs").unlink(), "download", ["pyodide.mjs"]),
+    "corrupt-wasm": (lambda s: flip_bytes(s / "pyodide/pyodide.asm.wasm"), "compile", ["pyodide.asm.wasm"]),
+    "truncated-stdlib": (lambda s: truncate(s / "pyodide/python_stdlib.zip"), "download", ["python_stdlib.zip"]),
+    "corrupt-stdlib": (lambda s: flip_bytes(s / "pyodide/python_stdlib.zip", tuple(range(0, 4000, 7))),
+                       "compile", ["Python could not start"]),
+    "wheel-hash-mismatch": (lambda s: flip_bytes(s / wheel_file(s, "pydantic"), (100, 101)),
+                            "install", ["pydantic", "sha256"]),
+    "missing-wheel": (lambda s: (s / wheel_file(s, "py-agent")).unlink(), "install", ["py_agent", "404"]),
+}
+
+
+@pytest.mark.parametrize("breakage", list(BREAKAGES))
+def test_broken_site_shows_a_visible_error(
+    breakage: str, built_site: Path, serve: Serve, visit, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    damage, failed_step, words = BREAKAGES[breakage]
+    damage(site)
+
+    run = visit(serve(site) + "/")
+    assert run.state == "error"
+    error_box = run.page.locator("#boot-error")
+    assert error_box.is_visible()
+    message = error_box.inner_text()
+    for word in words:
+        assert word in message, f"{word!r} not in the error shown:\n{message}"
+    step = run.page.locator(f"#boot-steps li[data-step='{failed_step}']")
+    assert step.get_attribute("data-status") == "failed", message
+    assert run.page.locator("#boot-ready").is_hidden()
