@@ -144,7 +144,9 @@ def read_lock() -> Lock:
             test=tuple(Pin.from_json(p) for p in data["wheels"]["test"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise BuildError(f"{LOCK_PATH.name} is malformed ({exc!r}): regenerate it with `python3 build.py lock`") from exc
+        raise BuildError(
+            f"{LOCK_PATH.name} is malformed ({exc!r}): regenerate it with `python3 build.py lock`"
+        ) from exc
 
 
 def sha256_file(path: Path) -> str:
@@ -225,9 +227,7 @@ def read_wheel_info(path: Path) -> WheelInfo:
             raise BuildError(f"{path.name} has no .dist-info/METADATA: not a wheel?")
         metadata = zf.read(f"{dist_info}/METADATA").decode("utf-8")
         top_level = f"{dist_info}/top_level.txt"
-        imports = (
-            zf.read(top_level).decode("utf-8").split() if top_level in names else import_names(names)
-        )
+        imports = zf.read(top_level).decode("utf-8").split() if top_level in names else import_names(names)
     headers = parse_metadata_headers(metadata)
     requires = []
     for req in headers.get("requires-dist", []):
@@ -287,12 +287,12 @@ def py_agent_version() -> str:
     init = PACKAGE_DIR / "__init__.py"
     tree = ast.parse(init.read_text(encoding="utf-8"))
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets
-        ):
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                return node.value.value
-    raise BuildError(f"{init} has no literal `__version__ = \"...\"`")
+        if not isinstance(node, ast.Assign):
+            continue
+        named = any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
+        if named and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    raise BuildError(f'{init} has no literal `__version__ = "..."`')
 
 
 def package_files() -> list[Path]:
@@ -343,8 +343,10 @@ def build_py_agent_wheel(out_dir: Path) -> Path:
     ]
     entries += [
         (f"{dist_info}/METADATA", wheel_metadata(version).encode()),
-        (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: py-agent build.py\n"
-         b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+        (
+            f"{dist_info}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: py-agent build.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        ),
         (f"{dist_info}/top_level.txt", b"py_agent\n"),
     ]
     record = "".join(f"{name},{record_hash(data)},{len(data)}\n" for name, data in entries)
@@ -394,7 +396,7 @@ def site_is_stale() -> bool:
         recorded = json.loads(manifest.read_text(encoding="utf-8")).get("inputs_sha256")
     except ValueError:
         return True
-    return recorded != inputs_digest()
+    return bool(recorded != inputs_digest())
 
 
 def clean_static() -> None:
@@ -465,8 +467,13 @@ def build_site(quiet: bool = False) -> None:
         digest = sha256_file(path)
         packages[info.name] = lock_entry(info, path.name, digest, shipped)
         manifest_wheels.append(
-            {"name": info.name, "version": info.version, "file": f"pyodide/{path.name}",
-             "sha256": digest, "size": path.stat().st_size}
+            {
+                "name": info.name,
+                "version": info.version,
+                "file": f"pyodide/{path.name}",
+                "sha256": digest,
+                "size": path.stat().st_size,
+            }
         )
     site_lock = {"info": lock_info, "packages": dict(sorted(packages.items()))}
     write_json(runtime_dir / "pyodide-lock.json", site_lock)
@@ -482,8 +489,7 @@ def build_site(quiet: bool = False) -> None:
         "imports": list(py_agent_info.imports),
         "py_agent_version": py_agent_info.version,
         "runtime": [
-            {"file": f"pyodide/{name}", "size": (runtime_dir / name).stat().st_size}
-            for name in PYODIDE_RUNTIME_FILES
+            {"file": f"pyodide/{name}", "size": (runtime_dir / name).stat().st_size} for name in PYODIDE_RUNTIME_FILES
         ],
         "wheels": manifest_wheels,
         "inputs_sha256": inputs_digest(),
@@ -546,8 +552,9 @@ def lock_pyodide() -> Pin:
     expected_sha1 = meta["dist"].get("shasum")
     if expected_sha1 and hashlib.sha1(data).hexdigest() != expected_sha1:
         raise BuildError(f"{url} does not match the registry's shasum {expected_sha1}")
-    return Pin(PYODIDE_NPM_PACKAGE, PYODIDE_VERSION, url.rsplit("/", 1)[1], url,
-               hashlib.sha256(data).hexdigest(), len(data))
+    return Pin(
+        PYODIDE_NPM_PACKAGE, PYODIDE_VERSION, url.rsplit("/", 1)[1], url, hashlib.sha256(data).hexdigest(), len(data)
+    )
 
 
 def resolve_for_pyodide(requirements: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -555,16 +562,32 @@ def resolve_for_pyodide(requirements: Sequence[str]) -> list[tuple[str, str, str
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
-            sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
-            "--only-binary=:all:", "--python-version", PYODIDE_PYTHON, "--implementation", "cp",
-            "--abi", PYODIDE_ABI, "--platform", PYODIDE_PLATFORM, "--target", str(Path(tmp) / "t"),
-            "--report", str(report), *requirements,
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--dry-run",
+            "--ignore-installed",
+            "--only-binary=:all:",
+            "--python-version",
+            PYODIDE_PYTHON,
+            "--implementation",
+            "cp",
+            "--abi",
+            PYODIDE_ABI,
+            "--platform",
+            PYODIDE_PLATFORM,
+            "--target",
+            str(Path(tmp) / "t"),
+            "--report",
+            str(report),
+            *requirements,
         ]
         subprocess.run(cmd, check=True)
         installs = json.loads(report.read_text(encoding="utf-8"))["install"]
     return [
-        (i["metadata"]["name"], i["metadata"]["version"], i["download_info"]["url"].rsplit("/", 1)[1])
-        for i in installs
+        (i["metadata"]["name"], i["metadata"]["version"], i["download_info"]["url"].rsplit("/", 1)[1]) for i in installs
     ]
 
 
@@ -578,8 +601,14 @@ def pypi_pin(name: str, version: str, filename: str) -> Pin:
     project = get_json(f"{PYPI_JSON}/{canonical_name(name)}/json")
     for file in project.get("releases", {}).get(version, []):
         if file["filename"] == filename:
-            return Pin(canonical_name(name), version, filename, canonical_file_url(file["url"]),
-                       file["digests"]["sha256"], int(file["size"]))
+            return Pin(
+                canonical_name(name),
+                version,
+                filename,
+                canonical_file_url(file["url"]),
+                file["digests"]["sha256"],
+                int(file["size"]),
+            )
     raise BuildError(f"PyPI lists no file {filename} for {name} {version}")
 
 
@@ -591,9 +620,13 @@ def cmd_lock() -> int:
     test = [p for p in test if p.name not in site_names]
     data = {
         "_comment": "Generated by `python3 build.py lock`; every download of build.py is checked "
-                    "against these sha256 pins. Edit the requirements in build.py, not this file.",
-        "requirements": {"site": list(SITE_REQUIREMENTS), "test": list(TEST_REQUIREMENTS),
-                         "platform": PYODIDE_PLATFORM, "python": PYODIDE_PYTHON},
+        "against these sha256 pins. Edit the requirements in build.py, not this file.",
+        "requirements": {
+            "site": list(SITE_REQUIREMENTS),
+            "test": list(TEST_REQUIREMENTS),
+            "platform": PYODIDE_PLATFORM,
+            "python": PYODIDE_PYTHON,
+        },
         "pyodide": pyodide.to_json(),
         "wheels": {
             "site": [p.to_json() for p in sorted(site, key=lambda p: p.name)],
@@ -601,9 +634,11 @@ def cmd_lock() -> int:
         },
     }
     write_json(LOCK_PATH, data)
-    log(f"wrote {LOCK_PATH.name}: pyodide {pyodide.version}, "
+    log(
+        f"wrote {LOCK_PATH.name}: pyodide {pyodide.version}, "
         f"site: {', '.join(f'{p.name} {p.version}' for p in site)}; "
-        f"test: {', '.join(f'{p.name} {p.version}' for p in test)}")
+        f"test: {', '.join(f'{p.name} {p.version}' for p in test)}"
+    )
     return 0
 
 
@@ -612,15 +647,18 @@ def cmd_lock() -> int:
 # --------------------------------------------------------------------------------------
 
 
+# Types that some systems' mime tables lack (a module script needs a JavaScript type).
+MIME_TYPES = {
+    ".mjs": "text/javascript",
+    ".js": "text/javascript",
+    ".wasm": "application/wasm",
+    ".whl": "application/zip",
+}
+
+
 class StaticHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-        ".whl": "application/zip",
-    }
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
 
 
 def cmd_serve(port: int) -> int:
@@ -714,7 +752,9 @@ def ensure_node() -> None:
             "    apt-get update && apt-get install -y nodejs"
         )
     if major < MIN_NODE_MAJOR:
-        raise BuildError(f"Node.js {major} is too old for Pyodide {PYODIDE_VERSION}: install Node.js >= {MIN_NODE_MAJOR}")
+        raise BuildError(
+            f"Node.js {major} is too old for Pyodide {PYODIDE_VERSION}: install Node.js >= {MIN_NODE_MAJOR}"
+        )
 
 
 def run_step(title: str, cmd: Sequence[str], env: dict[str, str] | None = None) -> int:
@@ -729,8 +769,11 @@ def cmd_test(pytest_args: Sequence[str]) -> int:
     build_site()
     prepare_test_wheels()
     venv_bin = str(python.parent)
-    env = {**os.environ, "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PY_AGENT_CHROMIUM": chromium_path()}
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PY_AGENT_CHROMIUM": chromium_path(),
+    }
     failed = []
     lint_steps = [
         ("ruff", [str(python), "-m", "ruff", "check", "py_agent"]),
@@ -751,11 +794,22 @@ def cmd_test(pytest_args: Sequence[str]) -> int:
     return 0
 
 
+def bench_scripts() -> list[Path]:
+    """bench/*.py that run as scripts (helpers start with "_"; others lack a __main__ block)."""
+    return [
+        path
+        for path in sorted(BENCH.glob("*.py"))
+        if not path.name.startswith("_") and "__main__" in path.read_text(encoding="utf-8")
+    ]
+
+
 def cmd_bench(names: Sequence[str]) -> int:
     python = ensure_venv()
     ensure_chromium()
+    ensure_node()
     build_site()
-    scripts = sorted(BENCH.glob("*.py"))
+    prepare_test_wheels()
+    scripts = bench_scripts()
     if names:
         scripts = [s for s in scripts if s.stem in names or s.name in names]
         if not scripts:
@@ -778,8 +832,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         if command == "test":
             return cmd_test(rest)  # every argument goes to pytest unchanged
-        parser = argparse.ArgumentParser(prog="build.py", description=__doc__,
-                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser = argparse.ArgumentParser(
+            prog="build.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
         if command == "build":
             parser.add_argument("--quiet", action="store_true")
             build_site(quiet=parser.parse_args(rest).quiet)
@@ -800,8 +855,9 @@ def main(argv: Sequence[str]) -> int:
         print(f"build.py: error: {exc}", file=sys.stderr)
         return 1
     except subprocess.CalledProcessError as exc:
-        print(f"build.py: error: command failed (exit {exc.returncode}): {' '.join(map(str, exc.cmd))}",
-              file=sys.stderr)
+        print(
+            f"build.py: error: command failed (exit {exc.returncode}): {' '.join(map(str, exc.cmd))}", file=sys.stderr
+        )
         return 1
 
 

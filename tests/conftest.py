@@ -72,8 +72,16 @@ def run_in_pyodide(node: str, built_site: Path, test_wheels: Path) -> PyodideRun
     """Run tests/pyodide/run.mjs over test files; returns the finished process (output in .stdout)."""
 
     def run(files: Sequence[Path | str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        cmd = [node, str(RUN_MJS), "--static", str(built_site), "--test-wheels", str(test_wheels),
-               *args, *map(str, files)]
+        cmd = [
+            node,
+            str(RUN_MJS),
+            "--static",
+            str(built_site),
+            "--test-wheels",
+            str(test_wheels),
+            *args,
+            *map(str, files),
+        ]
         return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
 
     return run

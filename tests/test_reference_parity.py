@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,9 +77,7 @@ def reference_install() -> Path:
             pytrace=False,
         )
     command = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
-    completed = subprocess.run(
-        command, cwd=REFERENCE_DIR, capture_output=True, text=True, timeout=600, check=False
-    )
+    completed = subprocess.run(command, cwd=REFERENCE_DIR, capture_output=True, text=True, timeout=600, check=False)
     if completed.returncode != 0:
         pytest.fail(
             f"`npm ci` in {REFERENCE_DIR} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}",
@@ -131,7 +130,9 @@ def traces(reference_install: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             process.kill()
             stdout, stderr = process.communicate()
             pytest.fail(f"the {label} runner did not finish in {RUN_TIMEOUT_S} s:\n{stderr[-4000:]}", pytrace=False)
-        results.append(_parse_output(label, subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)))
+        results.append(
+            _parse_output(label, subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr))
+        )
     return results[0], results[1]
 
 
@@ -139,8 +140,12 @@ def traces(reference_install: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 # Readable differences
 
 
-def _differences(a: Any, b: Any, path: str = "", out: list[str] | None = None, limit: int = 12) -> list[str]:
+def _differences(
+    a: Any, b: Any, path: str = "", out: list[str] | None = None, seen: set[str] | None = None, limit: int = 12
+) -> list[str]:
+    """Up to ``limit`` leaf differences as readable lines (a repeated difference is shown once)."""
     out = [] if out is None else out
+    seen = set() if seen is None else seen
     if len(out) >= limit:
         return out
     if isinstance(a, dict) and isinstance(b, dict):
@@ -150,18 +155,27 @@ def _differences(a: Any, b: Any, path: str = "", out: list[str] | None = None, l
             elif key not in a:
                 out.append(f"{path}.{key}: only in py_agent: {json.dumps(b[key])[:300]}")
             else:
-                _differences(a[key], b[key], f"{path}.{key}", out, limit)
+                _differences(a[key], b[key], f"{path}.{key}", out, seen, limit)
             if len(out) >= limit:
                 break
     elif isinstance(a, list) and isinstance(b, list):
         for index, (x, y) in enumerate(zip(a, b, strict=False)):
-            _differences(x, y, f"{path}[{index}]", out, limit)
+            _differences(x, y, f"{path}[{index}]", out, seen, limit)
             if len(out) >= limit:
                 break
         if len(a) != len(b) and len(out) < limit:
             out.append(f"{path}: length {len(a)} in reference, {len(b)} in py_agent")
-    elif a != b or type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float)):
-        out.append(f"{path}: reference {json.dumps(a)[:300]} != py_agent {json.dumps(b)[:300]}")
+    elif a != b or (type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float))):
+        key = json.dumps([a, b])
+        if key in seen:
+            out.append(f"{path}: the same difference as above")
+            return out
+        seen.add(key)
+        if isinstance(a, str) and isinstance(b, str) and ("\n" in a or "\n" in b):
+            lines = difflib.unified_diff(a.splitlines(), b.splitlines(), "reference", "py_agent", lineterm="", n=1)
+            out.append(f"{path}: text differs:\n      " + "\n      ".join(list(lines)[2:]))
+        else:
+            out.append(f"{path}: reference {json.dumps(a)[:300]} != py_agent {json.dumps(b)[:300]}")
     return out
 
 
@@ -185,7 +199,12 @@ def _event_label(event: dict[str, Any]) -> str:
 
 def _report(name: str, reference: Any, python: Any) -> str:
     lines = [f"scenario {name!r}: py_agent's trace differs from the reference.", "", "First differences:"]
-    lines += [f"  {line}" for line in _differences(reference, python)]
+    ref_list = reference.get("events", []) if isinstance(reference, dict) else []
+    for line in _differences(reference, python):
+        match = re.match(r"\.events\[(\d+)\]", line)
+        if match and int(match.group(1)) < len(ref_list):
+            line = f"{line[: match.end()]} <{_event_label(ref_list[int(match.group(1))])}>{line[match.end() :]}"
+        lines.append(f"  {line}")
     ref_events = [_event_label(e) for e in reference.get("events", [])] if isinstance(reference, dict) else []
     py_events = [_event_label(e) for e in python.get("events", [])] if isinstance(python, dict) else []
     if ref_events != py_events:
@@ -268,7 +287,30 @@ def _check_empty_error_text(scenario: dict[str, Any], reference: dict[str, Any],
     assert _types(python) == _types(reference)
 
 
+def _merge_surrogates(text: str) -> str:
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _check_whole_code_points(scenario: dict[str, Any], reference: dict[str, Any], python: dict[str, Any]) -> None:
+    """pi cuts deltas inside surrogate pairs; py_agent moves such a cut after the pair. Same number
+    of deltas, the same text once joined, no lone surrogate in any delta, and identical final state."""
+
+    def deltas(trace: dict[str, Any]) -> list[str]:
+        return [
+            e["assistantMessageEvent"]["delta"]
+            for e in trace["events"]
+            if e.get("type") == "message_update" and "delta" in e.get("assistantMessageEvent", {})
+        ]
+
+    ours, theirs = deltas(python), deltas(reference)
+    assert len(ours) == len(theirs)
+    assert "".join(ours) == _merge_surrogates("".join(theirs))
+    assert all(not any(0xD800 <= ord(ch) <= 0xDFFF for ch in delta) for delta in ours)
+    assert python["final"] == reference["final"]
+
+
 DECISION_CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], None]] = {
+    "whole_code_points": _check_whole_code_points,
     "length_tool_calls": _check_length_tool_calls,
     "reset_while_running": _check_reset_while_running,
     "empty_error_text": _check_empty_error_text,

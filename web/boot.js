@@ -37,6 +37,8 @@ const startedAt = performance.now();
 let currentStep = null;
 let failed = false;
 const stepProgress = Object.fromEntries(STEPS.map((s) => [s, 0]));
+const stepStarted = {};
+const timings = {}; // step -> milliseconds, exposed as window.pyAgent.timings
 
 function siteUrl(path) {
   return new URL(path, SITE).href;
@@ -70,14 +72,16 @@ function startStep(step) {
   if (failed) return;
   if (currentStep) finishStep(currentStep);
   currentStep = step;
+  stepStarted[step] = performance.now();
   setStepStatus(step, "active");
   $("boot-status").textContent = `${STEP_LABELS[step]}…`;
   renderProgress();
 }
 
 function finishStep(step, detail) {
-  if (failed) return;
+  if (failed || step in timings) return;
   stepProgress[step] = 1;
+  timings[step] = Math.round(performance.now() - (stepStarted[step] ?? startedAt));
   setStepStatus(step, "done", detail);
   renderProgress();
 }
@@ -300,7 +304,13 @@ json.dumps({
     finishStep("import");
     return { ...JSON.parse(versions), pyodide: pyodide.version };
   } catch (cause) {
-    throw new BootError("Importing py_agent failed", { cause, detail: cause.message });
+    const lines = String(cause.message).trim().split("\n");
+    const last = lines.reverse().find((line) => line && !line.startsWith(" ")) ?? "";
+    throw new BootError(`Python raised ${last}`, {
+      cause,
+      detail: cause.message,
+      hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
+    });
   }
 }
 
@@ -319,6 +329,7 @@ function showReady(versions) {
   $("version-py-agent").textContent = versions.py_agent;
   $("version-pyodide").textContent = versions.pyodide;
   $("version-pydantic").textContent = versions.pydantic;
+  window.pyAgent.readyAt = performance.now(); // ms since navigation start (bench/boot.py reads it)
   const seconds = (performance.now() - startedAt) / 1000;
   $("boot-time").textContent = `Loaded in ${seconds.toFixed(1)} s.`;
   $("boot-ready").hidden = false;
@@ -335,8 +346,7 @@ function showError(error) {
   }
   setStepStatus(step, "failed", "");
   $("boot-error-summary").textContent = `${STEP_LABELS[step]} failed. ${error.message ?? error}`;
-  const own = error instanceof BootError ? "" : error.stack;
-  const detail = [error.detail, error.cause?.stack ?? own].filter(Boolean).join("\n\n");
+  const detail = error.detail || error.cause?.stack || (error instanceof BootError ? "" : error.stack);
   $("boot-error-detail").textContent = detail;
   $("boot-error-detail").hidden = !detail;
   $("boot-error-hint").textContent = error.hint ?? "";
@@ -356,7 +366,9 @@ async function boot() {
   return { pyodide, manifest, versions };
 }
 
-window.pyAgent = { state: "loading", pyodide: null, manifest: null, versions: null, error: null };
+window.pyAgent = {
+  state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings,
+};
 
 function onUnexpected(event) {
   if (document.documentElement.dataset.state !== "loading") return;

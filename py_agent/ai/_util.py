@@ -23,29 +23,76 @@ def error_text(error: BaseException | object) -> str:
     return str(error)
 
 
-def _js_numbers(value: Any) -> Any:
-    # JSON.stringify writes 1.0 as 1; keep lengths (and so token estimates) identical to pi's.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
+def js_number(value: float | int) -> str:
+    """``String(value)`` for a JSON number, as JavaScript writes it (``1e-7``, ``0.000025``, ``1e+21``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        value = float(value) if abs(value) >= 10**21 else value
+        if isinstance(value, int):
+            return str(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exponent = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    # Position of the decimal point relative to the first significant digit (ECMAScript's n).
+    point = (0 if whole == "0" else len(whole)) + (int(exponent) if exponent else 0)
+    if whole == "0":
+        point -= len(fraction) - len(fraction.lstrip("0"))
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= point <= 21:
+        return sign + digits + "0" * (point - k)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    power = point - 1
+    exp = f"e{'+' if power >= 0 else '-'}{abs(power)}"
+    return sign + (digits if k == 1 else digits[0] + "." + digits[1:]) + exp
+
+
+def _encode(value: Any, indent: str | None, depth: int) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return js_number(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _encode(dump(), indent, depth)
     if isinstance(value, dict):
-        return {key: _js_numbers(item) for key, item in value.items()}
+        items = [(json.dumps(str(key), ensure_ascii=False), item) for key, item in value.items()]
+        if not items:
+            return "{}"
+        if indent is None:
+            return "{" + ",".join(f"{key}:{_encode(item, None, 0)}" for key, item in items) + "}"
+        inner, outer = indent * (depth + 1), indent * depth
+        body = ",\n".join(f"{inner}{key}: {_encode(item, indent, depth + 1)}" for key, item in items)
+        return "{\n" + body + "\n" + outer + "}"
     if isinstance(value, list | tuple):
-        return [_js_numbers(item) for item in value]
-    return value
+        if not value:
+            return "[]"
+        if indent is None:
+            return "[" + ",".join(_encode(item, None, 0) for item in value) + "]"
+        inner, outer = indent * (depth + 1), indent * depth
+        return "[\n" + ",\n".join(inner + _encode(item, indent, depth + 1) for item in value) + "\n" + outer + "]"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def json_stringify(value: Any, indent: int | None = None) -> str:
-    """``JSON.stringify(value)`` (or with ``indent``) as JavaScript writes it."""
-    if indent is None:
-        return json.dumps(_js_numbers(value), separators=(",", ":"), ensure_ascii=False, default=_default)
-    return json.dumps(_js_numbers(value), indent=indent, ensure_ascii=False, default=_default)
-
-
-def _default(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump()
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    """``JSON.stringify(value)`` (or ``JSON.stringify(value, null, indent)``) as JavaScript writes it,
+    numbers included; pi's token estimates and error texts depend on the exact characters."""
+    return _encode(value, None if indent is None else " " * indent, 0)
 
 
 def utf16_len(text: str) -> int:

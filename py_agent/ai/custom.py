@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from . import models as _models
 from .abort import AbortSignal
@@ -194,6 +194,9 @@ def _text_only() -> list[Literal["text", "image"]]:
 class CustomModelSpec(PiModel):
     """A model of a custom provider, as configured by hand (or overriding a discovered one)."""
 
+    # Validators are built on first use, not at import (page boot).
+    model_config = ConfigDict(**PiModel.model_config, defer_build=True)
+
     id: str
     name: str | None = None
     reasoning: bool = False
@@ -218,6 +221,8 @@ class CustomProvider(PiModel):
     ``openai-completions``. ``requires_api_key`` defaults to False for local kinds and True for
     ``openai-compatible``. pi web-ui records (``type`` instead of ``kind``/``api``) are accepted.
     """
+
+    model_config = ConfigDict(**PiModel.model_config, defer_build=True)
 
     name: str
     base_url: str

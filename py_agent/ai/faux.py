@@ -263,12 +263,31 @@ def _with_usage_estimate(
 
 
 def _split_by_token_size(text: str, min_size: int, max_size: int) -> list[str]:
+    """Chunks of 4 characters a token, sizes drawn at random, as pi's ``splitStringByTokenSize``.
+
+    pi slices UTF-16 code units. Beyond the BMP, a cut that falls inside a surrogate pair is moved
+    after the pair (the next chunk is one unit shorter, possibly empty), so no delta carries a lone
+    surrogate while the chunk grid, and so the number of deltas, stays pi's.
+    """
     chunks = []
-    index = 0
-    while index < len(text):
-        char_size = max(1, random.randint(min_size, max_size) * 4)
-        chunks.append(text[index : index + char_size])
-        index += char_size
+    if text.isascii():
+        index = 0
+        while index < len(text):
+            char_size = max(1, random.randint(min_size, max_size) * 4)
+            chunks.append(text[index : index + char_size])
+            index += char_size
+        return chunks or [""]
+    grid = 0  # pi's slice position, in UTF-16 units
+    unit = 0  # units consumed so far
+    position = 0  # code points consumed so far
+    total = utf16_len(text)
+    while grid < total:
+        grid += max(1, random.randint(min_size, max_size) * 4)
+        start = position
+        while unit < grid and position < len(text):
+            unit += 2 if ord(text[position]) > 0xFFFF else 1
+            position += 1
+        chunks.append(text[start:position])
     return chunks or [""]
 
 

@@ -116,9 +116,8 @@ class SSEDecoder:
             self._has_data = True
         elif field == "event":
             self._event = value
-        elif field == "id":
-            if "\0" not in value:
-                self._id = value
+        elif field == "id" and "\0" not in value:
+            self._id = value
         # "retry" and unknown fields are ignored.
         return None
 

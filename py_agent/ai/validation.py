@@ -315,6 +315,7 @@ def _child(path: str, key: str | int) -> str:
 def _object_errors(
     value: dict[str, Any], schema: Mapping[str, Any], root: Mapping[str, Any], path: str
 ) -> list[SchemaError]:
+    # TypeBox's order: required, additional properties, properties, pattern properties, counts.
     errors: list[SchemaError] = []
     required = [key for key in schema.get("required") or [] if key not in value]
     if required:
@@ -322,16 +323,16 @@ def _object_errors(
             SchemaError(path, f"must have required properties {', '.join(required)}", "required", required[0])
         )
     properties = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    unknown = [key for key in value if key not in properties and not _pattern_property(schema, key)]
+    if (extra is False and unknown) or (
+        isinstance(extra, Mapping) and any(schema_errors(value[key], extra, root) for key in unknown)
+    ):
+        # A failing additional property is reported once, at the object, with this wording.
+        errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
     for key, sub in properties.items():
         if key in value:
             errors.extend(schema_errors(value[key], sub, root, _child(path, key)))
-    extra = schema.get("additionalProperties")
-    unknown = [key for key in value if key not in properties and not _pattern_property(schema, key)]
-    if extra is False and unknown:
-        errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
-    elif isinstance(extra, Mapping) and any(schema_errors(value[key], extra, root) for key in unknown):
-        # TypeBox reports a failing additional property once, at the object, with this wording.
-        errors.append(SchemaError(path, "must not have additional properties", "additionalProperties"))
     for pattern, sub in (schema.get("patternProperties") or {}).items():
         for key in value:
             if re.search(pattern, key):

@@ -69,9 +69,11 @@ class AgentToolResult(PiModel):
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        # pi leaves `terminate` out unless a tool set it.
-        if isinstance(data, dict) and "terminate" not in self.model_fields_set and not self.terminate:
-            data.pop("terminate", None)
+        if isinstance(data, dict):
+            # As PiModel: no nulls for unset values; and pi leaves `terminate` out unless a tool set it.
+            data = {key: value for key, value in data.items() if value is not None}
+            if "terminate" not in self.model_fields_set and not self.terminate:
+                data.pop("terminate", None)
         return data
 
 

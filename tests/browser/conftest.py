@@ -36,15 +36,14 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     """python -m http.server's handler, with the types some systems' mime tables lack."""
 
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".wasm": "application/wasm",
-    }
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -203,7 +203,9 @@ def echo_tool(
             log.append(f"end:{value}")
         done = terminate(value) if callable(terminate) else terminate
         if done:
-            return AgentToolResult(content=[TextContent(text=f"echoed: {value}")], details={"value": value}, terminate=True)
+            return AgentToolResult(
+                content=[TextContent(text=f"echoed: {value}")], details={"value": value}, terminate=True
+            )
         return AgentToolResult(content=[TextContent(text=f"echoed: {value}")], details={"value": value})
 
     tool = AgentTool(
@@ -321,8 +323,9 @@ class ScriptedStream:
         task.add_done_callback(self._tasks.discard)
         return stream
 
-    async def _produce(self, stream: AssistantMessageEventStream, response: Any, model: Any, context: Any,
-                       options: Any, index: int) -> None:
+    async def _produce(
+        self, stream: AssistantMessageEventStream, response: Any, model: Any, context: Any, options: Any, index: int
+    ) -> None:
         if callable(response):
             response = await maybe_await(response(model, context, options, index))
         if not self.streaming:
@@ -338,8 +341,9 @@ def _chunks(text: str, size: int | None) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-async def _stream_blocks(stream: AssistantMessageEventStream, message: AssistantMessage, signal: Any,
-                         chunk_chars: int | None) -> None:
+async def _stream_blocks(
+    stream: AssistantMessageEventStream, message: AssistantMessage, signal: Any, chunk_chars: int | None
+) -> None:
     partial = message.model_copy(update={"content": []})
 
     def aborted() -> bool:
@@ -501,8 +505,9 @@ class Recorder:
         self.signals.clear()
 
 
-def new_agent(*responses: Any, streaming: bool = False, chunk_chars: int | None = None, tools: Any = None,
-              **options: Any) -> tuple[Any, ScriptedStream, Recorder]:
+def new_agent(
+    *responses: Any, streaming: bool = False, chunk_chars: int | None = None, tools: Any = None, **options: Any
+) -> tuple[Any, ScriptedStream, Recorder]:
     """``Agent(stream_fn=ScriptedStream(*responses), initial_state={model: MODEL, tools})`` with a
     Recorder subscribed first."""
     from py_agent.core import Agent

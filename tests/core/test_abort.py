@@ -1,4 +1,4 @@
-"""§5.6 Abort (S69–S73)."""
+"""§5.6 Abort (S69 to S73)."""
 
 import asyncio
 
@@ -70,7 +70,7 @@ async def test_s69_abort_mid_stream_with_tool_call_in_partial():
     """No tools execute even if the partial message contained tool calls."""
     echo = echo_tool()
     message = asst([TextContent(text="calling"), *asst_tools(call("t1", "echo", {"value": "x"})).content], "toolUse")
-    agent, stream, rec = new_agent(message, streaming=True, chunk_chars=1, tools=[echo])
+    agent, _stream, rec = new_agent(message, streaming=True, chunk_chars=1, tools=[echo])
 
     def listener(event, signal):
         if event.type == "message_update" and event.assistant_message_event.type == "toolcall_start":
@@ -190,7 +190,7 @@ async def test_s71_s72_abort_during_preflight(mode):
 async def test_abort_in_tool_start_listener_before_preflight(mode):
     """An abort observed during preflight (without beforeToolCall) yields "Operation aborted"."""
     echo = echo_tool()
-    agent, stream, rec = new_agent(
+    agent, _stream, rec = new_agent(
         asst_tools(call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"})),
         tools=[echo],
         tool_execution=mode,
@@ -215,7 +215,7 @@ async def test_sequential_abort_after_first_tool_skips_the_rest():
         return AgentToolResult(content=[TextContent(text="first done")], details={})
 
     echo = echo_tool()
-    agent, stream, rec = new_agent(
+    agent, _stream, rec = new_agent(
         asst_tools(call("t1", "first"), call("t2", "echo", {"value": "b"})),
         tools=[simple_tool("first", first), echo],
         tool_execution="sequential",
@@ -244,3 +244,34 @@ async def test_s73_new_run_after_an_aborted_run():
     assert second_signal.aborted is False
     assert all(s is second_signal for s in rec.signals)
     assert agent.state.error_message is None
+
+
+async def test_abort_in_before_tool_call_wins_over_block_reason():
+    agent = None
+
+    def before(ctx, signal):
+        agent.abort()
+        return {"block": True, "reason": "Blocked by policy"}
+
+    agent, _, rec = new_agent(
+        asst_tools(call("t1", "echo", {"value": "a"})), tools=[echo_tool()], before_tool_call=before
+    )
+    await agent.prompt("go")
+    assert rec.first("XE").result.content == [TextContent(text="Operation aborted")]
+    assert rec.types == seq("AS TS MS ME MS ME XS XE MS ME TE TS MS ME TE AE")
+
+
+async def test_tool_ignoring_abort_runs_to_completion():
+    agent = None
+
+    async def stubborn(tool_call_id, params, signal, on_update):
+        agent.abort()
+        await asyncio.sleep(0)
+        return AgentToolResult(content=[TextContent(text="finished anyway")], details={})
+
+    agent, stream, rec = new_agent(asst_tools(call("t1", "stubborn")), tools=[simple_tool("stubborn", stubborn)])
+    await agent.prompt("go")
+    assert rec.first("XE").is_error is False
+    assert agent.state.messages[2].content == [TextContent(text="finished anyway")]
+    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert stream.call_count == 2

@@ -1,6 +1,7 @@
-"""§5.1 Agent construction, state, subscription and queues (S01–S08)."""
+"""§5.1 Agent construction, state, subscription and queues (S01 to S08)."""
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 from helpers import (
@@ -60,15 +61,26 @@ def test_s01_defaults_without_any_option():
     agent = Agent()
     assert agent.stream_fn is stream_simple
     assert agent.convert_to_llm is default_convert_to_llm
-    for name in ("transform_context", "get_api_key", "on_payload", "on_response", "before_tool_call",
-                 "after_tool_call", "prepare_next_turn"):
+    for name in (
+        "transform_context",
+        "get_api_key",
+        "on_payload",
+        "on_response",
+        "before_tool_call",
+        "after_tool_call",
+        "prepare_next_turn",
+    ):
         assert getattr(agent, name) is None, name
 
 
 def test_s01_runtime_fields_are_read_only():
     agent = Agent(stream_fn=ScriptedStream())
-    for name, value in (("is_streaming", True), ("streaming_message", asst("x")),
-                        ("pending_tool_calls", {"t"}), ("error_message", "x")):
+    for name, value in (
+        ("is_streaming", True),
+        ("streaming_message", asst("x")),
+        ("pending_tool_calls", {"t"}),
+        ("error_message", "x"),
+    ):
         with pytest.raises(AttributeError):
             setattr(agent.state, name, value)
     assert agent.state.is_streaming is False
@@ -128,21 +140,21 @@ def test_s02_initial_state_camel_case_keys_and_runtime_fields_ignored():
 
 
 def test_s02_initial_state_as_object():
-    class Initial:
-        system_prompt = "obj"
-        model = MODEL
-        thinking_level = "medium"
-        tools = [echo_tool()]
-        messages = [user("a"), asst("b")]
-
-    agent = Agent(stream_fn=ScriptedStream(), initial_state=Initial())
+    initial = SimpleNamespace(
+        system_prompt="obj",
+        model=MODEL,
+        thinking_level="medium",
+        tools=[echo_tool()],
+        messages=[user("a"), asst("b")],
+    )
+    agent = Agent(stream_fn=ScriptedStream(), initial_state=initial)
     assert agent.state.system_prompt == "obj"
     assert agent.state.model is MODEL
     assert agent.state.thinking_level == "medium"
     assert [t.name for t in agent.state.tools] == ["echo"]
-    assert agent.state.tools is not Initial.tools
+    assert agent.state.tools is not initial.tools
     assert roles(agent.state.messages) == ["user", "assistant"]
-    assert agent.state.messages is not Initial.messages
+    assert agent.state.messages is not initial.messages
 
 
 def test_s02_initial_model_given_as_pi_json():

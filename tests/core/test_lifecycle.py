@@ -1,4 +1,4 @@
-"""§5.3 Lifecycle, listeners, failures (S19–S29) and the port's decisions 2, 5 and 7."""
+"""§5.3 Lifecycle, listeners, failures (S19 to S29) and the port's decisions 2, 5 and 7."""
 
 import asyncio
 
@@ -260,7 +260,7 @@ async def test_s25_failure_uses_model_of_state_at_failure_time():
 
 
 async def test_s26_listener_raises_during_normal_events():
-    agent, stream, rec = new_agent(asst("ok"))
+    agent, _stream, rec = new_agent(asst("ok"))
     raised = []
 
     def bad(event, signal):
@@ -339,7 +339,7 @@ async def test_s29_error_message_lifecycle():
 
 
 async def test_s29_error_message_persists_after_run_until_next_run():
-    agent, stream, _ = new_agent(asst("", stop_reason="aborted", error_message="stopped"))
+    agent, _stream, _ = new_agent(asst("", stop_reason="aborted", error_message="stopped"))
     await agent.prompt("hi")
     assert agent.state.error_message == "stopped"
     assert agent.state.is_streaming is False
@@ -398,7 +398,7 @@ async def test_decision7_empty_exception_text_becomes_class_name(where):
     options = {"stream_fn": boom} if where == "stream_fn" else {}
     if where == "transform_context":
         options["transform_context"] = boom
-    agent, _, rec = new_agent(asst("ok"), **options)
+    agent, _, _rec = new_agent(asst("ok"), **options)
     if where == "listener":
         fired = []
 
@@ -457,3 +457,131 @@ async def test_async_and_sync_listeners_mixed_with_user_message_prompt():
     agent.subscribe(async_listener)
     await agent.prompt(user("typed"))
     assert log == rec.types == seq("AS TS MS ME MS ME TE AE")
+
+
+async def test_prepare_next_turn_raising_fails_the_run():
+    from helpers import asst_tools, call, echo_tool
+
+    def prepare(signal):
+        raise RuntimeError("prep failed")
+
+    agent, stream, rec = new_agent(
+        asst_tools(call("t1", "echo", {"value": "x"})), asst("never"), tools=[echo_tool()], prepare_next_turn=prepare
+    )
+    await agent.prompt("go")
+    assert rec.types == seq("AS TS MS ME MS ME XS XE MS ME TE MS ME TE AE")
+    assert roles(agent.state.messages) == ["user", "assistant", "toolResult", "assistant"]
+    assert_failure(agent.state.messages[-1], "prep failed")
+    assert stream.call_count == 1
+
+
+async def test_listener_raising_on_tool_execution_end_fails_the_run():
+    from helpers import asst_tools, call, echo_tool
+
+    agent, stream, rec = new_agent(
+        asst_tools(call("t1", "echo", {"value": "x"})), asst("never"), tools=[echo_tool()], tool_execution="sequential"
+    )
+
+    def bad(event, signal):
+        if event.type == "tool_execution_end":
+            raise RuntimeError("end listener failed")
+
+    agent.subscribe(bad)
+    await agent.prompt("go")
+    assert rec.types == seq("AS TS MS ME MS ME XS XE MS ME TE AE")
+    assert roles(agent.state.messages) == ["user", "assistant", "assistant"]
+    assert agent.state.error_message == "end listener failed"
+    assert len(agent.state.pending_tool_calls) == 0
+    assert stream.call_count == 1
+
+
+async def test_parallel_listener_failure_waits_for_sibling_jobs():
+    """§9 Q9 as decided by the port: a failing parallel job does not cancel its siblings; the batch
+    waits for them, then the run fails."""
+    from helpers import asst_tools, call, simple_tool
+
+    from py_agent.ai.types import TextContent
+    from py_agent.core.types import AgentToolResult
+
+    finished = []
+
+    async def quick(tool_call_id, params, signal, on_update):
+        return AgentToolResult(content=[TextContent(text="quick")], details={})
+
+    async def slow(tool_call_id, params, signal, on_update):
+        await asyncio.sleep(0.01)
+        finished.append(tool_call_id)
+        return AgentToolResult(content=[TextContent(text="slow")], details={})
+
+    agent, _stream, rec = new_agent(
+        asst_tools(call("q1", "quick"), call("s1", "slow")),
+        asst("never"),
+        tools=[simple_tool("quick", quick), simple_tool("slow", slow)],
+    )
+
+    def bad(event, signal):
+        if event.type == "tool_execution_end" and event.tool_call_id == "q1":
+            raise RuntimeError("job listener failed")
+
+    agent.subscribe(bad)
+    await agent.prompt("go")
+    assert finished == ["s1"]
+    assert rec.types == seq("AS TS MS ME MS ME XS XS XE XE MS ME TE AE")
+    assert rec.trace()[8:10] == ["XE(q1)", "XE(s1)"]
+    assert agent.state.error_message == "job listener failed"
+    await settle()
+    assert rec.types[-1] == "agent_end"  # nothing after the run ended
+    assert agent.state.is_streaming is False
+
+
+async def test_prompt_rejected_while_agent_end_listeners_run():
+    gate = asyncio.Event()
+    agent, stream, _ = new_agent(asst("one"), asst("two"))
+
+    async def slow_end(event, signal):
+        if event.type == "agent_end":
+            await gate.wait()
+
+    agent.subscribe(slow_end)
+    task = asyncio.create_task(agent.prompt("a"))
+    await asyncio.sleep(0.01)
+    assert agent.state.is_streaming is True
+    with pytest.raises(Exception) as info:
+        await agent.prompt("b")
+    assert str(info.value) == BUSY_PROMPT
+    gate.set()
+    await task
+    await agent.prompt("c")
+    assert stream.call_count == 2
+
+
+async def test_listener_unsubscribing_itself_stops_receiving():
+    agent, _, rec = new_agent(asst("ok"))
+    got = []
+    unsubscribe = None
+
+    def once(event, signal):
+        got.append(event.type)
+        if event.type == "message_start":
+            unsubscribe()
+
+    unsubscribe = agent.subscribe(once)
+    await agent.prompt("hi")
+    assert got == seq("AS TS MS")
+    assert rec.types == seq("AS TS MS ME MS ME TE AE")
+
+
+async def test_replacing_state_messages_mid_run():
+    """The reducer appends to whatever list state.messages is; the LLM sees the run's own copy."""
+    agent, stream, _rec = new_agent(asst("reply"), initial_state={"messages": [user("old")]})
+    replaced = []
+
+    def listener(event, signal):
+        if event.type == "message_end" and event.message.role == "user" and not replaced:
+            replaced.append(True)
+            agent.state.messages = []
+
+    agent.subscribe(listener)
+    await agent.prompt("new")
+    assert roles(agent.state.messages) == ["assistant"]
+    assert [m.content for m in stream.calls[0].messages] == ["old", [TextContent(text="new")]]

@@ -1,4 +1,4 @@
-"""§5.7 The low-level loop (S74–S86) and the agent-level prepareNextTurn."""
+"""§5.7 The low-level loop (S74 to S86) and the agent-level prepareNextTurn."""
 
 import asyncio
 
@@ -37,7 +37,9 @@ def identity(messages):
 
 
 def config(**kwargs):
-    return AgentLoopConfig(model=kwargs.pop("model", MODEL), convert_to_llm=kwargs.pop("convert_to_llm", identity), **kwargs)
+    return AgentLoopConfig(
+        model=kwargs.pop("model", MODEL), convert_to_llm=kwargs.pop("convert_to_llm", identity), **kwargs
+    )
 
 
 async def collect(stream):
@@ -96,9 +98,7 @@ async def test_s74_run_agent_loop_with_async_emit():
         await asyncio.sleep(0)
         events.append(event.type)
 
-    result = await run_agent_loop(
-        [user("Hello")], AgentContext(), config(), emit, None, ScriptedStream(asst("Hi"))
-    )
+    result = await run_agent_loop([user("Hello")], AgentContext(), config(), emit, None, ScriptedStream(asst("Hi")))
     assert events == seq("AS TS MS ME MS ME TE AE")
     assert len(result) == 2
 
@@ -122,7 +122,9 @@ async def test_s75_run_agent_loop_continue_validation_emits_nothing():
         await run_agent_loop_continue(AgentContext(), config(), events.append, None, exploding_stream)
     assert str(info.value) == "Cannot continue: no messages in context"
     with pytest.raises(Exception) as info:
-        await run_agent_loop_continue(AgentContext(messages=[asst("b")]), config(), events.append, None, exploding_stream)
+        await run_agent_loop_continue(
+            AgentContext(messages=[asst("b")]), config(), events.append, None, exploding_stream
+        )
     assert str(info.value) == "Cannot continue from message role: assistant"
     assert events == []
 
@@ -169,11 +171,17 @@ async def test_s77_prepare_next_turn_replaces_the_context(as_dict):
             return None
         fired.append(ctx)
         if as_dict:
-            return {"context": {"systemPrompt": "second prompt", "messages": list(ctx.context.messages),
-                                "tools": ctx.context.tools}}
+            return {
+                "context": {
+                    "systemPrompt": "second prompt",
+                    "messages": list(ctx.context.messages),
+                    "tools": ctx.context.tools,
+                }
+            }
         return AgentLoopTurnUpdate(
-            context=AgentContext(system_prompt="second prompt", messages=list(ctx.context.messages),
-                                 tools=ctx.context.tools)
+            context=AgentContext(
+                system_prompt="second prompt", messages=list(ctx.context.messages), tools=ctx.context.tools
+            )
         )
 
     events = []
@@ -204,8 +212,9 @@ async def test_s77_replaced_context_receives_later_appends():
             return {"context": replacement}
         return None
 
-    await run_agent_loop([user("go")], AgentContext(tools=[echo]), config(prepare_next_turn=prepare), lambda e: None,
-                         None, scripted)
+    await run_agent_loop(
+        [user("go")], AgentContext(tools=[echo]), config(prepare_next_turn=prepare), lambda e: None, None, scripted
+    )
     assert scripted.calls[1].messages == [replacement.messages[0]]
     assert roles(replacement.messages) == ["user", "assistant"]
 
@@ -236,8 +245,12 @@ async def test_s78_prepare_next_turn_replaces_model_and_thinking(update, model, 
     await run_agent_loop(
         [user("go")],
         AgentContext(tools=[echo]),
-        config(prepare_next_turn=prepare, reasoning="low", get_api_key=lambda p: providers.append(p) or "k",
-               session_id="sess"),
+        config(
+            prepare_next_turn=prepare,
+            reasoning="low",
+            get_api_key=lambda p: providers.append(p) or "k",
+            session_id="sess",
+        ),
         lambda e: None,
         None,
         scripted,
@@ -256,13 +269,12 @@ async def test_s79_prepare_next_turn_call_points():
     seen = []
 
     def prepare(ctx):
-        seen.append(
-            (ctx.message, list(ctx.tool_results), roles(ctx.context.messages), roles(ctx.new_messages))
-        )
+        seen.append((ctx.message, list(ctx.tool_results), roles(ctx.context.messages), roles(ctx.new_messages)))
 
     events = Recorder()
-    await run_agent_loop([user("go")], AgentContext(tools=[echo]), config(prepare_next_turn=prepare), events, None,
-                         scripted)
+    await run_agent_loop(
+        [user("go")], AgentContext(tools=[echo]), config(prepare_next_turn=prepare), events, None, scripted
+    )
     assert len(seen) == 2
     first, second = seen
     assistant_1 = events.of("TE")[0].message
@@ -323,8 +335,9 @@ async def test_s80_should_stop_after_turn():
     result = await run_agent_loop(
         [user("go")],
         AgentContext(tools=[echo]),
-        config(get_steering_messages=get_steering, get_follow_up_messages=get_follow,
-               should_stop_after_turn=should_stop),
+        config(
+            get_steering_messages=get_steering, get_follow_up_messages=get_follow, should_stop_after_turn=should_stop
+        ),
         events,
         None,
         scripted,
@@ -345,8 +358,14 @@ async def test_s80_should_stop_after_turn_async_false_continues():
 
     scripted = ScriptedStream(asst_tools(call("t1", "echo", {"value": "x"})), asst("done"))
     events = Recorder()
-    await run_agent_loop([user("go")], AgentContext(tools=[echo_tool()]), config(should_stop_after_turn=should_stop),
-                         events, None, scripted)
+    await run_agent_loop(
+        [user("go")],
+        AgentContext(tools=[echo_tool()]),
+        config(should_stop_after_turn=should_stop),
+        events,
+        None,
+        scripted,
+    )
     assert scripted.call_count == 2
     assert events.types == seq("AS TS MS ME MS ME XS XE MS ME TE TS MS ME TE AE")
 
@@ -531,7 +550,7 @@ async def test_s85_agent_level_prepare_next_turn_context_does_not_touch_transcri
     def hook(signal):
         return AgentLoopTurnUpdate(context=AgentContext(system_prompt="replaced", messages=[user("only")], tools=[]))
 
-    agent, stream, rec = new_agent(
+    agent, stream, _rec = new_agent(
         asst_tools(call("t1", "echo", {"value": "x"})), asst("done"), tools=[echo_tool()], prepare_next_turn=hook
     )
     await agent.prompt("go")
@@ -569,8 +588,9 @@ async def test_s86_agent_loop_continue_whose_run_raises_ends_the_stream():
     def boom(messages):
         raise ValueError("convert failed")
 
-    stream = agent_loop_continue(AgentContext(messages=[user("go")]), config(convert_to_llm=boom), None,
-                                 ScriptedStream(asst("x")))
+    stream = agent_loop_continue(
+        AgentContext(messages=[user("go")]), config(convert_to_llm=boom), None, ScriptedStream(asst("x"))
+    )
     events = await asyncio.wait_for(collect(stream), 2)
     assert [e.type for e in events] == seq("AS TS")
     with pytest.raises(ValueError) as info:
@@ -582,8 +602,9 @@ async def test_loop_signal_is_forwarded_to_stream_and_tools():
     controller = AbortController()
     echo = echo_tool()
     scripted = ScriptedStream(asst_tools(call("t1", "echo", {"value": "x"})), asst("done"))
-    await run_agent_loop([user("go")], AgentContext(tools=[echo]), config(), lambda e: None, controller.signal,
-                         scripted)
+    await run_agent_loop(
+        [user("go")], AgentContext(tools=[echo]), config(), lambda e: None, controller.signal, scripted
+    )
     assert scripted.calls[0].signal is controller.signal
     assert echo.calls[0][2] is controller.signal
 

@@ -1,4 +1,4 @@
-"""§5.2 Prompt flow, hooks on the LLM path, reducer (S09–S18)."""
+"""§5.2 Prompt flow, hooks on the LLM path, reducer (S09 to S18)."""
 
 import pytest
 from helpers import (
@@ -388,3 +388,33 @@ async def test_prompt_user_message_model():
     await agent.prompt(message)
     assert agent.state.messages[0] is message
     assert stream.calls[0].messages[0] is message
+
+
+async def test_s14_transform_context_receives_the_live_loop_list():
+    """Within a run the hook gets the loop context's own list (not a copy, not the transcript)."""
+    received = []
+
+    def transform(messages, signal):
+        received.append(messages)
+        return list(messages)
+
+    agent, _, _ = new_agent(
+        asst_tools(call("t1", "echo", {"value": "a"})), asst("done"), tools=[echo_tool()], transform_context=transform
+    )
+    await agent.prompt("go")
+    assert len(received) == 2
+    assert received[0] is received[1]
+    assert received[0] is not agent.state.messages
+    assert roles(received[0]) == ["user", "assistant", "toolResult", "assistant"]
+
+
+async def test_s11_images_given_as_pi_json():
+    agent, _stream, _ = new_agent(asst("ok"))
+    await agent.prompt("look", [{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
+    content = agent.state.messages[0].content
+    assert content[0] == TextContent(text="look")
+    assert content[1].type == "image"
+    image = content[1]
+    assert (getattr(image, "data", None) or image["data"]) == "AAAA"
+    dumped = agent.state.messages[0].model_dump()
+    assert dumped["content"][1] == {"type": "image", "data": "AAAA", "mimeType": "image/png"}

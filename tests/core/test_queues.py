@@ -1,4 +1,4 @@
-"""§5.5 Steering and follow-up (S57–S68)."""
+"""§5.5 Steering and follow-up (S57 to S68)."""
 
 import pytest
 from helpers import (
@@ -265,7 +265,7 @@ async def test_s66_continue_from_assistant_tail_with_two_steering_messages():
 
 async def test_s66_steering_wins_over_follow_up_on_continue():
     s, f = user("S"), user("F")
-    agent, stream, rec = new_agent(asst("one"), asst("two"))
+    agent, _stream, rec = new_agent(asst("one"), asst("two"))
     agent.state.messages = [user("first"), asst("Initial response")]
     agent.follow_up(f)
     agent.steer(s)
@@ -346,3 +346,57 @@ async def test_s68_continue_from_user_tail_still_polls_steering():
     assert rec.types == seq("AS TS MS ME MS ME TE AE")
     assert rec.first("MS").message is s
     assert stream.calls[0].messages[-1] is s
+
+
+async def test_s58_agent_end_messages_include_injected_messages():
+    p_msg, s_msg = user("p"), user("S")
+    agent, _, rec = new_agent(asst("ok"))
+    agent.steer(s_msg)
+    await agent.prompt(p_msg)
+    end_messages = rec.first("AE").messages
+    assert roles(end_messages) == ["user", "user", "assistant"]
+    assert end_messages[0] is p_msg and end_messages[1] is s_msg
+    assert end_messages[2] is agent.state.messages[-1]
+
+
+async def test_steering_stays_queued_when_the_turn_errors():
+    s = user("S")
+    agent, stream, rec = new_agent(asst("", stop_reason="error", error_message="down"), asst("ok"))
+
+    def listener(event, signal):
+        # after the run's initial steering poll (a steer during the prompt's own events would be
+        # picked up by that poll)
+        if event.type == "message_start" and event.message.role == "assistant":
+            agent.steer(s)
+
+    unsubscribe = agent.subscribe(listener)
+    await agent.prompt("first")
+    assert rec.types == seq("AS TS MS ME MS ME TE AE")
+    assert agent.has_queued_messages() is True
+    unsubscribe()
+    rec.clear()
+    await agent.prompt("second")
+    assert rec.types == seq("AS TS MS ME MS ME MS ME TE AE")
+    assert rec.of("MS")[1].message is s
+    assert stream.calls[1].messages[-1] is s
+
+
+async def test_follow_up_queued_in_agent_end_listener_waits_for_next_run():
+    f = user("F")
+    agent, stream, rec = new_agent(asst("one"), asst("two"))
+    queued = []
+
+    def listener(event, signal):
+        if event.type == "agent_end" and not queued:
+            queued.append(True)
+            agent.follow_up(f)
+
+    agent.subscribe(listener)
+    await agent.prompt("hi")
+    assert rec.types == seq("AS TS MS ME MS ME TE AE")
+    assert agent.has_queued_messages() is True
+    rec.clear()
+    await agent.continue_()  # assistant tail + queued follow-up: runs it as a prompt
+    assert rec.types == seq("AS TS MS ME MS ME TE AE")
+    assert rec.first("MS").message is f
+    assert stream.call_count == 2

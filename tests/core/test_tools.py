@@ -1,4 +1,4 @@
-"""§5.4 Tools (S30–S56), with decision 4 (tool calls of a ``length`` reply are not executed)."""
+"""§5.4 Tools (S30 to S56), with decision 4 (tool calls of a ``length`` reply are not executed)."""
 
 import asyncio
 
@@ -119,7 +119,7 @@ def gated_echo(log=None, **kwargs):
 
 
 async def test_s31_parallel_completion_order_vs_source_order():
-    tool, log, observed = gated_echo()
+    tool, _log, observed = gated_echo()
     agent, stream, rec = new_agent(
         asst_tools(call("tool-1", "echo", {"value": "first"}), call("tool-2", "echo", {"value": "second"})),
         asst("done"),
@@ -221,7 +221,7 @@ async def test_s33_parallel_execution_mode_overlaps():
 
 async def test_s33_parallel_mode_does_not_override_sequential_config():
     log = []
-    agent, _, rec = new_agent(
+    agent, _, _rec = new_agent(
         asst_tools(call("c1", "slow", {"value": "a"}), call("c2", "fast", {"value": "b"})),
         asst("done"),
         tools=mode_tools("parallel", "parallel", log),
@@ -274,7 +274,7 @@ async def test_s35_tool_not_found():
 
 
 async def test_s35_no_tools_at_all():
-    agent, stream, rec = new_agent(asst_tools(call("c1", "echo", {"value": "x"})), asst("ok"))
+    agent, _stream, rec = new_agent(asst_tools(call("c1", "echo", {"value": "x"})), asst("ok"))
     await agent.prompt("go")
     assert rec.types == seq(ONE_CALL)
     assert result_text(rec.first("XE").result) == "Tool echo not found"
@@ -301,8 +301,7 @@ async def test_s36_argument_validation_failure():
     assert "value" in text
     assert "Received arguments:" in text
     assert text == (
-        'Validation failed for tool "echo":\n  - value: must have required properties value\n\n'
-        "Received arguments:\n{}"
+        'Validation failed for tool "echo":\n  - value: must have required properties value\n\nReceived arguments:\n{}'
     )
     assert end.result.details == {}
     assert agent.state.messages[2].is_error is True
@@ -528,7 +527,9 @@ async def test_s43_after_tool_call_raises():
     def after(ctx, signal):
         raise RuntimeError("after failed")
 
-    agent, stream, rec = new_agent(asst_tools(call("t1", "raw", {})), asst("ok"), tools=[raw_tool()], after_tool_call=after)
+    agent, stream, rec = new_agent(
+        asst_tools(call("t1", "raw", {})), asst("ok"), tools=[raw_tool()], after_tool_call=after
+    )
     await agent.prompt("go")
     assert rec.types == seq(ONE_CALL)
     message = agent.state.messages[2]
@@ -722,7 +723,9 @@ async def test_s47_pending_tool_calls_tracking():
 
 
 async def test_s48_terminate_all_results_terminate():
-    agent, stream, rec = new_agent(asst_tools(call("t1", "echo", {"value": "hello"})), tools=[echo_tool(terminate=True)])
+    agent, stream, rec = new_agent(
+        asst_tools(call("t1", "echo", {"value": "hello"})), tools=[echo_tool(terminate=True)]
+    )
     await agent.prompt("go")
     assert stream.call_count == 1
     assert rec.types == seq("AS TS MS ME MS ME XS XE MS ME TE AE")
@@ -825,7 +828,9 @@ async def test_s52_terminate_does_not_suppress_follow_up():
 
 async def test_s53_tool_calls_in_stop_message_execute():
     echo = echo_tool()
-    agent, stream, rec = new_agent(asst([call("t1", "echo", {"value": "a"})], stop_reason="stop"), asst("done"), tools=[echo])
+    agent, stream, rec = new_agent(
+        asst([call("t1", "echo", {"value": "a"})], stop_reason="stop"), asst("done"), tools=[echo]
+    )
     await agent.prompt("go")
     assert rec.types == seq(ONE_CALL)
     assert len(echo.calls) == 1
@@ -951,7 +956,9 @@ async def test_s55_hook_order():
 
 
 async def test_s56_continue_after_terminating_batch():
-    agent, stream, rec = new_agent(asst_tools(call("t1", "echo", {"value": "hello"})), tools=[echo_tool(terminate=True)])
+    agent, stream, rec = new_agent(
+        asst_tools(call("t1", "echo", {"value": "hello"})), tools=[echo_tool(terminate=True)]
+    )
     await agent.prompt("go")
     rec.clear()
     stream.add(asst("after tools"))

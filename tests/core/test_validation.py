@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (reference strings are kept verbatim on one line)
 """Tool-argument validation (decision 6): pydantic-model tools receive the model instance; JSON Schema
 tools get pi's coercion and error text. REFERENCE_CASES were produced by pi-ai 0.79.10's
 ``validateToolArguments`` in Node on the same schemas and arguments."""
@@ -13,60 +14,254 @@ from py_agent.ai.validation import validate_tool_arguments
 from py_agent.core.types import AgentTool, AgentToolResult
 
 REFERENCE_CASES = [  # (schema, arguments, validated, error text)
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': '5'}, {'a': 5}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': '1.5e2'}, {'a': 150}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': ' 7 '}, {'a': 7}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': ''}, None, 'Validation failed for tool "t":\n  - a: must be number\n\nReceived arguments:\n{\n  "a": ""\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': True}, {'a': 1}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}}, {'a': None}, {'a': 0}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'integer'}}}, {'a': '5'}, {'a': 5}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'integer'}}}, {'a': '5.5'}, None, 'Validation failed for tool "t":\n  - a: must be integer\n\nReceived arguments:\n{\n  "a": "5.5"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'integer'}}}, {'a': False}, {'a': 0}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'boolean'}}}, {'a': 'false'}, {'a': False}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'boolean'}}}, {'a': 1}, {'a': True}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'boolean'}}}, {'a': 0}, {'a': False}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'boolean'}}}, {'a': 'yes'}, None, 'Validation failed for tool "t":\n  - a: must be boolean\n\nReceived arguments:\n{\n  "a": "yes"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'boolean'}}}, {'a': None}, {'a': False}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}}, {'a': 5}, {'a': '5'}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}}, {'a': 1.5}, {'a': '1.5'}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}}, {'a': True}, {'a': 'true'}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}}, {'a': None}, {'a': ''}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}}, {'a': {}}, None, 'Validation failed for tool "t":\n  - a: must be string\n\nReceived arguments:\n{\n  "a": {}\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'null'}}}, {'a': ''}, {'a': None}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'null'}}}, {'a': 0}, {'a': None}, None),
-    ({'type': 'object', 'properties': {'a': {'type': ['number', 'string']}}}, {'a': '5'}, {'a': '5'}, None),
-    ({'type': 'object', 'properties': {'a': {'type': ['number', 'boolean']}}}, {'a': '5'}, {'a': 5}, None),
-    ({'type': 'object', 'properties': {'a': {'type': ['boolean', 'number']}}}, {'a': 'true'}, {'a': True}, None),
-    ({'type': 'object', 'properties': {'a': {'anyOf': [{'type': 'number'}, {'type': 'boolean'}]}}}, {'a': 'true'}, {'a': True}, None),
-    ({'type': 'object', 'properties': {'a': {'anyOf': [{'type': 'number'}, {'type': 'boolean'}]}}}, {'a': '7'}, {'a': 7}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'array', 'items': {'type': 'number'}}}}, {'a': ['1', '2', 3]}, {'a': [1, 2, 3]}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'array', 'items': [{'type': 'number'}, {'type': 'string'}]}}}, {'a': ['1', 2, 'x']}, {'a': [1, '2', 'x']}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'object', 'properties': {'b': {'type': 'integer'}}}}}, {'a': {'b': '3'}}, {'a': {'b': 3}}, None),
-    ({'type': 'object', 'additionalProperties': {'type': 'number'}}, {'x': '1', 'y': '2'}, {'x': 1, 'y': 2}, None),
-    ({'type': 'object', 'properties': {'a': {'allOf': [{'type': 'number'}]}}}, {'a': '4'}, {'a': 4}, None),
-    ({'type': 'object', 'properties': {'a': {'type': 'number'}}, 'required': ['a']}, {'a': 'abc', 'b': 1}, None, 'Validation failed for tool "t":\n  - a: must be number\n\nReceived arguments:\n{\n  "a": "abc",\n  "b": 1\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}, 'b': {'type': 'number'}}, 'required': ['a']}, {'b': 'x'}, None, 'Validation failed for tool "t":\n  - a: must have required properties a\n  - b: must be number\n\nReceived arguments:\n{\n  "b": "x"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string', 'enum': ['x', 'y']}}}, {'a': 'z'}, None, 'Validation failed for tool "t":\n  - a: must be equal to one of the allowed values\n\nReceived arguments:\n{\n  "a": "z"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'number', 'multipleOf': 2}}}, {'a': 3}, None, 'Validation failed for tool "t":\n  - a: must be multiple of 2\n\nReceived arguments:\n{\n  "a": 3\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string', 'maxLength': 2}}}, {'a': 'abc'}, None, 'Validation failed for tool "t":\n  - a: must not have more than 2 characters\n\nReceived arguments:\n{\n  "a": "abc"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'array', 'uniqueItems': True}}}, {'a': [1, 1]}, None, 'Validation failed for tool "t":\n  - a: must not have duplicate items\n\nReceived arguments:\n{\n  "a": [\n    1,\n    1\n  ]\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'number', 'minimum': 1, 'maximum': 3}}}, {'a': '5'}, None, 'Validation failed for tool "t":\n  - a: must be <= 3\n\nReceived arguments:\n{\n  "a": "5"\n}'),
-    ({'type': 'object', 'properties': {'value': {'type': 'string'}, 'n': {'type': 'number', 'minimum': 3}, 'e': {'enum': ['a', 'b']}, 'arr': {'type': 'array', 'items': {'type': 'object', 'properties': {'oldText': {'type': 'string'}}, 'required': ['oldText']}}}, 'required': ['value'], 'additionalProperties': False}, {'value': 'x', 'arr': [{}]}, None, 'Validation failed for tool "t":\n  - arr.0.oldText: must have required properties oldText\n\nReceived arguments:\n{\n  "value": "x",\n  "arr": [\n    {}\n  ]\n}'),
-    ({'type': 'object', 'properties': {'value': {'type': 'string'}}, 'required': ['value'], 'additionalProperties': False}, {'value': 'x', 'extra': 1}, None, 'Validation failed for tool "t":\n  - root: must not have additional properties\n\nReceived arguments:\n{\n  "value": "x",\n  "extra": 1\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}, 'b': {'type': 'string'}}, 'required': ['a', 'b']}, {}, None, 'Validation failed for tool "t":\n  - a: must have required properties a, b\n\nReceived arguments:\n{}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'integer'}}}, {'a': 1.5}, None, 'Validation failed for tool "t":\n  - a: must be integer\n\nReceived arguments:\n{\n  "a": 1.5\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string', 'minLength': 2, 'maxLength': 3, 'pattern': '^x'}}}, {'a': 'y'}, None, 'Validation failed for tool "t":\n  - a: must not have fewer than 2 characters\n  - a: must match pattern "^x"\n\nReceived arguments:\n{\n  "a": "y"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'array', 'minItems': 2, 'items': {'type': 'number'}}}}, {'a': ['q']}, None, 'Validation failed for tool "t":\n  - a.0: must be number\n  - a: must not have fewer than 2 items\n\nReceived arguments:\n{\n  "a": [\n    "q"\n  ]\n}'),
-    ({'type': 'object', 'properties': {'a': {'const': 'k'}}}, {'a': 'z'}, None, 'Validation failed for tool "t":\n  - a: must be equal to constant\n\nReceived arguments:\n{\n  "a": "z"\n}'),
-    ({'type': 'object', 'properties': {'a': {'anyOf': [{'type': 'string'}, {'type': 'number'}]}}}, {'a': [1]}, None, 'Validation failed for tool "t":\n  - a: must be string\n  - a: must be number\n  - a: must match a schema in anyOf\n\nReceived arguments:\n{\n  "a": [\n    1\n  ]\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'object', 'properties': {'b': {'type': 'boolean'}}}}}, {'a': {'b': 'maybe'}}, None, 'Validation failed for tool "t":\n  - a.b: must be boolean\n\nReceived arguments:\n{\n  "a": {\n    "b": "maybe"\n  }\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'number', 'maximum': 3, 'exclusiveMinimum': 0}}}, {'a': 0}, None, 'Validation failed for tool "t":\n  - a: must be > 0\n\nReceived arguments:\n{\n  "a": 0\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'array', 'items': {'type': 'string'}, 'maxItems': 1, 'uniqueItems': True}}}, {'a': ['x', 'x']}, None, 'Validation failed for tool "t":\n  - a: must not have more than 1 items\n  - a: must not have duplicate items\n\nReceived arguments:\n{\n  "a": [\n    "x",\n    "x"\n  ]\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string', 'format': 'email'}}}, {'a': 'x'}, None, 'Validation failed for tool "t":\n  - a: must match format "email"\n\nReceived arguments:\n{\n  "a": "x"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'object', 'additionalProperties': {'type': 'number'}}}}, {'a': {'x': '1', 'y': 'z'}}, None, 'Validation failed for tool "t":\n  - a: must not have additional properties\n\nReceived arguments:\n{\n  "a": {\n    "x": "1",\n    "y": "z"\n  }\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'object', 'properties': {'b': {'type': 'array', 'items': {'type': 'object', 'properties': {'c': {'type': 'number'}}, 'required': ['c']}}}}}}, {'a': {'b': [{'c': '1'}, {}]}}, None, 'Validation failed for tool "t":\n  - a.b.1.c: must have required properties c\n\nReceived arguments:\n{\n  "a": {\n    "b": [\n      {\n        "c": "1"\n      },\n      {}\n    ]\n  }\n}'),
-    ({'type': 'object', 'properties': {'a/b': {'type': 'number'}}}, {'a/b': 'x'}, None, 'Validation failed for tool "t":\n  - a.b: must be number\n\nReceived arguments:\n{\n  "a/b": "x"\n}'),
-    ({'type': 'object', 'properties': {'a': {'type': 'string'}}, 'required': ['a']}, {'a': 'Ünïcödé 😀'}, {'a': 'Ünïcödé 😀'}, None),
+    ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": "5"}, {"a": 5}, None),
+    ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": "1.5e2"}, {"a": 150}, None),
+    ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": " 7 "}, {"a": 7}, None),
+    (
+        {"type": "object", "properties": {"a": {"type": "number"}}},
+        {"a": ""},
+        None,
+        'Validation failed for tool "t":\n  - a: must be number\n\nReceived arguments:\n{\n  "a": ""\n}',
+    ),
+    ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": True}, {"a": 1}, None),
+    ({"type": "object", "properties": {"a": {"type": "number"}}}, {"a": None}, {"a": 0}, None),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": "5"}, {"a": 5}, None),
+    (
+        {"type": "object", "properties": {"a": {"type": "integer"}}},
+        {"a": "5.5"},
+        None,
+        'Validation failed for tool "t":\n  - a: must be integer\n\nReceived arguments:\n{\n  "a": "5.5"\n}',
+    ),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": False}, {"a": 0}, None),
+    ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": "false"}, {"a": False}, None),
+    ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": 1}, {"a": True}, None),
+    ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": 0}, {"a": False}, None),
+    (
+        {"type": "object", "properties": {"a": {"type": "boolean"}}},
+        {"a": "yes"},
+        None,
+        'Validation failed for tool "t":\n  - a: must be boolean\n\nReceived arguments:\n{\n  "a": "yes"\n}',
+    ),
+    ({"type": "object", "properties": {"a": {"type": "boolean"}}}, {"a": None}, {"a": False}, None),
+    ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": 5}, {"a": "5"}, None),
+    ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": 1.5}, {"a": "1.5"}, None),
+    ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": True}, {"a": "true"}, None),
+    ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": None}, {"a": ""}, None),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}}},
+        {"a": {}},
+        None,
+        'Validation failed for tool "t":\n  - a: must be string\n\nReceived arguments:\n{\n  "a": {}\n}',
+    ),
+    ({"type": "object", "properties": {"a": {"type": "null"}}}, {"a": ""}, {"a": None}, None),
+    ({"type": "object", "properties": {"a": {"type": "null"}}}, {"a": 0}, {"a": None}, None),
+    ({"type": "object", "properties": {"a": {"type": ["number", "string"]}}}, {"a": "5"}, {"a": "5"}, None),
+    ({"type": "object", "properties": {"a": {"type": ["number", "boolean"]}}}, {"a": "5"}, {"a": 5}, None),
+    ({"type": "object", "properties": {"a": {"type": ["boolean", "number"]}}}, {"a": "true"}, {"a": True}, None),
+    (
+        {"type": "object", "properties": {"a": {"anyOf": [{"type": "number"}, {"type": "boolean"}]}}},
+        {"a": "true"},
+        {"a": True},
+        None,
+    ),
+    (
+        {"type": "object", "properties": {"a": {"anyOf": [{"type": "number"}, {"type": "boolean"}]}}},
+        {"a": "7"},
+        {"a": 7},
+        None,
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}}},
+        {"a": ["1", "2", 3]},
+        {"a": [1, 2, 3]},
+        None,
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "array", "items": [{"type": "number"}, {"type": "string"}]}}},
+        {"a": ["1", 2, "x"]},
+        {"a": [1, "2", "x"]},
+        None,
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}}}},
+        {"a": {"b": "3"}},
+        {"a": {"b": 3}},
+        None,
+    ),
+    ({"type": "object", "additionalProperties": {"type": "number"}}, {"x": "1", "y": "2"}, {"x": 1, "y": 2}, None),
+    ({"type": "object", "properties": {"a": {"allOf": [{"type": "number"}]}}}, {"a": "4"}, {"a": 4}, None),
+    (
+        {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]},
+        {"a": "abc", "b": 1},
+        None,
+        'Validation failed for tool "t":\n  - a: must be number\n\nReceived arguments:\n{\n  "a": "abc",\n  "b": 1\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["a"]},
+        {"b": "x"},
+        None,
+        'Validation failed for tool "t":\n  - a: must have required properties a\n  - b: must be number\n\nReceived arguments:\n{\n  "b": "x"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", "y"]}}},
+        {"a": "z"},
+        None,
+        'Validation failed for tool "t":\n  - a: must be equal to one of the allowed values\n\nReceived arguments:\n{\n  "a": "z"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "number", "multipleOf": 2}}},
+        {"a": 3},
+        None,
+        'Validation failed for tool "t":\n  - a: must be multiple of 2\n\nReceived arguments:\n{\n  "a": 3\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}}},
+        {"a": "abc"},
+        None,
+        'Validation failed for tool "t":\n  - a: must not have more than 2 characters\n\nReceived arguments:\n{\n  "a": "abc"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}}},
+        {"a": [1, 1]},
+        None,
+        'Validation failed for tool "t":\n  - a: must not have duplicate items\n\nReceived arguments:\n{\n  "a": [\n    1,\n    1\n  ]\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "number", "minimum": 1, "maximum": 3}}},
+        {"a": "5"},
+        None,
+        'Validation failed for tool "t":\n  - a: must be <= 3\n\nReceived arguments:\n{\n  "a": "5"\n}',
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {
+                "value": {"type": "string"},
+                "n": {"type": "number", "minimum": 3},
+                "e": {"enum": ["a", "b"]},
+                "arr": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"oldText": {"type": "string"}}, "required": ["oldText"]},
+                },
+            },
+            "required": ["value"],
+            "additionalProperties": False,
+        },
+        {"value": "x", "arr": [{}]},
+        None,
+        'Validation failed for tool "t":\n  - arr.0.oldText: must have required properties oldText\n\nReceived arguments:\n{\n  "value": "x",\n  "arr": [\n    {}\n  ]\n}',
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"value": {"type": "string"}},
+            "required": ["value"],
+            "additionalProperties": False,
+        },
+        {"value": "x", "extra": 1},
+        None,
+        'Validation failed for tool "t":\n  - root: must not have additional properties\n\nReceived arguments:\n{\n  "value": "x",\n  "extra": 1\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a", "b"]},
+        {},
+        None,
+        'Validation failed for tool "t":\n  - a: must have required properties a, b\n\nReceived arguments:\n{}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "integer"}}},
+        {"a": 1.5},
+        None,
+        'Validation failed for tool "t":\n  - a: must be integer\n\nReceived arguments:\n{\n  "a": 1.5\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^x"}}},
+        {"a": "y"},
+        None,
+        'Validation failed for tool "t":\n  - a: must not have fewer than 2 characters\n  - a: must match pattern "^x"\n\nReceived arguments:\n{\n  "a": "y"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "array", "minItems": 2, "items": {"type": "number"}}}},
+        {"a": ["q"]},
+        None,
+        'Validation failed for tool "t":\n  - a.0: must be number\n  - a: must not have fewer than 2 items\n\nReceived arguments:\n{\n  "a": [\n    "q"\n  ]\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"const": "k"}}},
+        {"a": "z"},
+        None,
+        'Validation failed for tool "t":\n  - a: must be equal to constant\n\nReceived arguments:\n{\n  "a": "z"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "number"}]}}},
+        {"a": [1]},
+        None,
+        'Validation failed for tool "t":\n  - a: must be string\n  - a: must be number\n  - a: must match a schema in anyOf\n\nReceived arguments:\n{\n  "a": [\n    1\n  ]\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "boolean"}}}}},
+        {"a": {"b": "maybe"}},
+        None,
+        'Validation failed for tool "t":\n  - a.b: must be boolean\n\nReceived arguments:\n{\n  "a": {\n    "b": "maybe"\n  }\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "number", "maximum": 3, "exclusiveMinimum": 0}}},
+        {"a": 0},
+        None,
+        'Validation failed for tool "t":\n  - a: must be > 0\n\nReceived arguments:\n{\n  "a": 0\n}',
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"a": {"type": "array", "items": {"type": "string"}, "maxItems": 1, "uniqueItems": True}},
+        },
+        {"a": ["x", "x"]},
+        None,
+        'Validation failed for tool "t":\n  - a: must not have more than 1 items\n  - a: must not have duplicate items\n\nReceived arguments:\n{\n  "a": [\n    "x",\n    "x"\n  ]\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string", "format": "email"}}},
+        {"a": "x"},
+        None,
+        'Validation failed for tool "t":\n  - a: must match format "email"\n\nReceived arguments:\n{\n  "a": "x"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "object", "additionalProperties": {"type": "number"}}}},
+        {"a": {"x": "1", "y": "z"}},
+        None,
+        'Validation failed for tool "t":\n  - a: must not have additional properties\n\nReceived arguments:\n{\n  "a": {\n    "x": "1",\n    "y": "z"\n  }\n}',
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "object",
+                    "properties": {
+                        "b": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"c": {"type": "number"}}, "required": ["c"]},
+                        }
+                    },
+                }
+            },
+        },
+        {"a": {"b": [{"c": "1"}, {}]}},
+        None,
+        'Validation failed for tool "t":\n  - a.b.1.c: must have required properties c\n\nReceived arguments:\n{\n  "a": {\n    "b": [\n      {\n        "c": "1"\n      },\n      {}\n    ]\n  }\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a/b": {"type": "number"}}},
+        {"a/b": "x"},
+        None,
+        'Validation failed for tool "t":\n  - a.b: must be number\n\nReceived arguments:\n{\n  "a/b": "x"\n}',
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"a": "Ünïcödé 😀"},
+        {"a": "Ünïcödé 😀"},
+        None,
+    ),
 ]
 REFERENCE_CASES += [
     (
@@ -195,7 +390,9 @@ async def test_pydantic_before_tool_call_sees_model_instance():
         seen.append(("before", ctx.args))
 
     tool = simple_tool("edit", execute, EditParams)
-    agent, _, _ = new_agent(asst_tools(call("c1", "edit", {"path": "p"})), asst("ok"), tools=[tool], before_tool_call=before)
+    agent, _, _ = new_agent(
+        asst_tools(call("c1", "edit", {"path": "p"})), asst("ok"), tools=[tool], before_tool_call=before
+    )
     await agent.prompt("go")
     assert seen[0][0] == "before" and isinstance(seen[0][1], EditParams)
     assert seen[1][1] is seen[0][1]

@@ -305,3 +305,48 @@ def cost_ok(message: Any, *parts: float) -> bool:
     """``parts`` = (input, output, cacheRead, cacheWrite, total) costs, compared with 1e-9 tolerance."""
     c = message.usage.cost
     return all(approx(x, y) for x, y in zip((c.input, c.output, c.cache_read, c.cache_write, c.total), parts, strict=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# Request-body fixtures (spec §7.1)
+
+IMG = "data:image/png;base64,iVBORw0KGgo="
+READ = {"type": "object", "properties": {"path": {"type": "string", "description": "Path"}}, "required": ["path"]}
+
+
+def rich_context(src: tuple[str, str, str], sig: str | None, call_id: str) -> dict[str, Any]:
+    """RC(src, sig, callId): src = (api, provider, model)."""
+    api, provider, model_id = src
+    thinking: dict[str, Any] = {"type": "thinking", "thinking": "Let me look."}
+    if sig is not None:
+        thinking["thinkingSignature"] = sig
+    return {
+        "systemPrompt": "You are terse.",
+        "messages": [
+            {"role": "user", "content": "hi", "timestamp": 1},
+            {"role": "user", "content": [{"type": "text", "text": "what is this?"},
+                                         {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}], "timestamp": 2},
+            {"role": "assistant", "api": api, "provider": provider, "model": model_id, "stopReason": "toolUse",
+             "content": [thinking, {"type": "text", "text": "A dot."},
+                         {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a.txt"}}],
+             "timestamp": 3},
+            {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+             "content": [{"type": "text", "text": "file body"}, {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}],
+             "isError": False, "timestamp": 4},
+            {"role": "user", "content": "thanks", "timestamp": 5},
+        ],
+        "tools": [{"name": "read", "description": "Read a file", "parameters": READ}],
+    }
+
+
+def src_of(model: Model) -> tuple[str, str, str]:
+    return (model.api, model.provider, model.id)
+
+
+ANT_SRC = ("anthropic-messages", "anthropic", "claude")
+
+
+async def request_of(model: Model, context: Mapping[str, Any], **options: Any) -> tuple[HttpRequest, Any]:
+    """The request ``stream_simple`` sends (answered with an empty 200 body)."""
+    _, _, transport = await run_stream(model, [Reply(chunks=[])], context=context, **options)
+    return transport.requests[0], transport.body()

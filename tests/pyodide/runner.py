@@ -176,7 +176,9 @@ class Session:
         counts = {s: sum(1 for o in self.outcomes if o.status == s) for s in LETTERS}
         extra = [f"{counts[s]} {s}" for s in ("xfailed", "xpassed") if counts[s]]
         elapsed = time.monotonic() - self.started
-        print(f"\nPyodide {sys.version.split()[0]}: ran in {elapsed:.2f}s" + (f" ({', '.join(extra)})" if extra else ""))
+        print(
+            f"\nPyodide {sys.version.split()[0]}: ran in {elapsed:.2f}s" + (f" ({', '.join(extra)})" if extra else "")
+        )
         summary = f"{counts['passed'] + counts['xpassed']} passed, {counts['failed']} failed"
         if counts["skipped"]:
             summary += f", {counts['skipped']} skipped"
@@ -306,8 +308,10 @@ def parametrize_axis(mark: Mark) -> list[tuple[dict[str, Any], str, list[Mark]]]
             raise ValueError(f"{names} got {len(values)} values: {values!r}")
         if explicit_id is None and ids_arg is not None:
             explicit_id = ids_arg(raw) if callable(ids_arg) else ids_arg[index]
-        param_id = str(explicit_id) if explicit_id is not None else "-".join(
-            id_for(v, n, index) for v, n in zip(values, names, strict=True)
+        param_id = (
+            str(explicit_id)
+            if explicit_id is not None
+            else "-".join(id_for(v, n, index) for v, n in zip(values, names, strict=True))
         )
         axis.append((dict(zip(names, values, strict=True)), param_id, param_marks))
     return axis
@@ -395,4 +399,3 @@ def format_exc(exc: BaseException) -> str:
     if isinstance(exc, Failed):
         return f"Failed: {exc.msg}"
     return "".join(traceback.format_exception(type(exc), exc, tb))
-

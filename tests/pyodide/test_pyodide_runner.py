@@ -67,9 +67,7 @@ MIXED_FAILING = 2
 MIXED_SKIPPED = 1
 
 
-def test_runner_runs_sync_async_parametrized_and_reports_failures(
-    run_in_pyodide: PyodideRun, tmp_path: Path
-) -> None:
+def test_runner_runs_sync_async_parametrized_and_reports_failures(run_in_pyodide: PyodideRun, tmp_path: Path) -> None:
     write(tmp_path, "sample_helpers.py", "def double(x):\n    return 2 * x\n")
     module = write(tmp_path, "test_mixed.py", MIXED)
     result = run_in_pyodide([module], "-v")
@@ -84,7 +82,10 @@ def test_runner_runs_sync_async_parametrized_and_reports_failures(
 
 
 def test_runner_passes_and_disables_file_access_on_request(run_in_pyodide: PyodideRun, tmp_path: Path) -> None:
-    ok = write(tmp_path, "test_ok.py", """
+    ok = write(
+        tmp_path,
+        "test_ok.py",
+        """
         import json
         import py_agent
         import pydantic
@@ -96,7 +97,8 @@ def test_runner_passes_and_disables_file_access_on_request(run_in_pyodide: Pyodi
             import decimal  # a lazy standard-library import still works with file access off
             assert json.loads(Item(name="x").model_dump_json()) == {"name": "x"}
             assert py_agent.__version__
-    """)
+    """,
+    )
     result = run_in_pyodide([ok], "--no-fs", str(ok))
     assert result.returncode == 0, result.stdout + result.stderr
     assert summary(result) == (1, 0, 0)
@@ -105,7 +107,10 @@ def test_runner_passes_and_disables_file_access_on_request(run_in_pyodide: Pyodi
 
 def test_no_fs_mode_refuses_and_reports_file_access(run_in_pyodide: PyodideRun, tmp_path: Path) -> None:
     target = "/tmp/py-agent-no-fs-probe.txt"
-    guarded = write(tmp_path, "test_guarded.py", f"""
+    guarded = write(
+        tmp_path,
+        "test_guarded.py",
+        f"""
         # pyodide-runner: no-fs
         import os
         import pathlib
@@ -120,7 +125,8 @@ def test_no_fs_mode_refuses_and_reports_file_access(run_in_pyodide: PyodideRun, 
                 os.listdir(os.path.expanduser("~"))
             except OSError:
                 pass
-    """)
+    """,
+    )
     result = run_in_pyodide([guarded])
     out = result.stdout
     assert result.returncode == 1, out + result.stderr

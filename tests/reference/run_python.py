@@ -10,6 +10,7 @@ identical. The format is described in scenarios/README.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import re
@@ -92,11 +93,10 @@ async def sleep(ms: float, signal: Any = None) -> None:
         await asyncio.sleep(ms / 1000)
         return
     if signal.aborted:
+        await asyncio.sleep(0)  # awaiting a settled promise still yields in JavaScript
         return
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(signal.wait(), ms / 1000)
-    except TimeoutError:
-        pass
 
 
 def js_type(value: Any) -> str:
@@ -162,8 +162,12 @@ def text(t: str) -> list[TextContent]:
 
 
 def tool_echo() -> AgentTool:
-    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
-        return AgentToolResult(content=text(f"echoed: {params['value']}"), details={"value": params["value"]})
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        # A plain dict (pi's object literal) instead of an AgentToolResult.
+        return {
+            "content": [{"type": "text", "text": f"echoed: {params['value']}"}],
+            "details": {"value": params["value"]},
+        }
 
     return AgentTool(
         name="echo",
@@ -229,7 +233,7 @@ def tool_progress() -> AgentTool:
         steps = params["steps"]
         for step in range(1, steps + 1):
             if on_update is not None:
-                on_update(AgentToolResult(content=text(f"step {step}/{steps}"), details={"step": step}))
+                on_update({"content": [{"type": "text", "text": f"step {step}/{steps}"}], "details": {"step": step}})
             await sleep(2)
         if params.get("late") and on_update is not None:
             asyncio.get_running_loop().call_later(
@@ -510,7 +514,7 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "initial_state": {
                 "system_prompt": state.get("systemPrompt"),
-                "model": model_for(state.get("model")),
+                "model": None if state.get("noModel") else model_for(state.get("model")),
                 "thinking_level": state.get("thinkingLevel"),
                 "tools": [TOOL_FACTORIES[name]() for name in state.get("tools") or []],
                 "messages": [make_message(m) for m in state.get("messages") or []],
@@ -584,7 +588,9 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
                 if rule.get("abort"):
                     agent_ref[0].abort()
                 if "block" in rule:
-                    return BeforeToolCallResult(block=rule["block"], reason=rule.get("reason"))
+                    if "reason" in rule:
+                        return BeforeToolCallResult(block=rule["block"], reason=rule["reason"])
+                    return {"block": rule["block"]}  # a plain dict works too
                 return None
 
             kwargs["before_tool_call"] = before_tool_call
@@ -613,8 +619,12 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
                 if not override:
                     return None
                 content = override.get("content")
+                if "isError" in override:  # a plain dict with pi's camelCase keys works too
+                    return copy.deepcopy(override)
                 return AfterToolCallResult(
-                    content=AgentToolResult.model_validate({"content": content}).content if content is not None else None,
+                    content=AgentToolResult.model_validate({"content": content}).content
+                    if content is not None
+                    else None,
                     details=copy.deepcopy(override.get("details")),
                     is_error=override.get("isError"),
                     terminate=override.get("terminate"),
@@ -680,6 +690,15 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
 
             kwargs["convert_to_llm"] = convert_to_llm
 
+        if hooks.get("onResponse") is not None:
+
+            async def on_response(response: Any, model: Any) -> None:
+                trace["hooks"].append(
+                    {"hook": "onResponse", "status": response.status, "headers": response.headers, "model": model.id}
+                )
+
+            kwargs["on_response"] = on_response
+
         if hooks.get("prepareNextTurn") is not None:
             updates = hooks["prepareNextTurn"]["updates"]
             turn_calls = [0]
@@ -688,14 +707,17 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
                 update = updates[turn_calls[0]] if turn_calls[0] < len(updates) else None
                 turn_calls[0] += 1
                 trace["hooks"].append(
-                    {"hook": "prepareNextTurn", "call": turn_calls[0], "signalIsAgentSignal": signal is agent_ref[0].signal}
+                    {
+                        "hook": "prepareNextTurn",
+                        "call": turn_calls[0],
+                        "signalIsAgentSignal": signal is agent_ref[0].signal,
+                    }
                 )
                 if not update:
                     return None
-                return AgentLoopTurnUpdate(
-                    model=model_for(update["model"]) if "model" in update else None,
-                    thinking_level=update.get("thinkingLevel"),
-                )
+                if "model" not in update:  # a plain dict with pi's camelCase keys works too
+                    return {"thinkingLevel": update.get("thinkingLevel")}
+                return AgentLoopTurnUpdate(model=model_for(update["model"]), thinking_level=update.get("thinkingLevel"))
 
             kwargs["prepare_next_turn"] = prepare_next_turn
 

@@ -338,7 +338,7 @@ async function runScenario(scenario) {
 		const agentOptions = {
 			initialState: {
 				systemPrompt: state.systemPrompt,
-				model: modelFor(state.model),
+				model: state.noModel ? undefined : modelFor(state.model),
 				thinkingLevel: state.thinkingLevel,
 				tools: (state.tools ?? []).map((name) => TOOL_FACTORIES[name]()),
 				messages: (state.messages ?? []).map(makeMessage),
@@ -448,6 +448,11 @@ async function runScenario(scenario) {
 					}
 				}
 				return out;
+			};
+		}
+		if (hooks.onResponse) {
+			agentOptions.onResponse = async (response, model) => {
+				trace.hooks.push({ hook: "onResponse", status: response.status, headers: response.headers, model: model.id });
 			};
 		}
 		if (hooks.prepareNextTurn) {

@@ -31,9 +31,9 @@ import math
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from .._util import error_text, json_stringify, maybe_await
 from ..abort import AbortError, AbortSignal
@@ -276,7 +276,11 @@ def openai_style_error(status: int, text: str) -> str:
         return f"{status} {truncate_body(text)}"
     body = try_json(text)
     error = body.get("error") if isinstance(body, dict) else None
-    raw = error.get("metadata", {}).get("raw") if isinstance(error, dict) and isinstance(error.get("metadata"), dict) else None
+    raw = (
+        error.get("metadata", {}).get("raw")
+        if isinstance(error, dict) and isinstance(error.get("metadata"), dict)
+        else None
+    )
     if raw:
         message = f"{message}\n{raw if isinstance(raw, str) else json_stringify(raw)}"
     return f"{status} {message}"
@@ -310,9 +314,7 @@ def is_retryable(status: int, headers: Mapping[str, str], body_text: str) -> boo
     if status == 429:
         body = try_json(body_text)
         error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict) and "insufficient_quota" in (error.get("code"), error.get("type")):
-            return False
-        return True
+        return not (isinstance(error, dict) and "insufficient_quota" in (error.get("code"), error.get("type")))
     return status in _RETRY_STATUSES or status >= 500
 
 
@@ -353,7 +355,7 @@ def server_retry_delay(headers: Mapping[str, str], body_text: str) -> float | No
 
 def backoff_delay(retries_done: int) -> float:
     """The SDKs' jittered exponential backoff, in seconds."""
-    return min(0.5 * 2**retries_done, 8.0) * (1 - random.random() * 0.25)
+    return float(min(0.5 * 2.0**retries_done, 8.0) * (1 - random.random() * 0.25))
 
 
 async def abortable_sleep(seconds: float, signal: AbortSignal | None) -> None:
@@ -433,6 +435,9 @@ class Assembler:
     def block(self, index: int) -> Any:
         return self.output.content[index]
 
+    def tool_block(self, index: int) -> ToolCall:
+        return cast(ToolCall, self.output.content[index])
+
     def has_tool_calls(self) -> bool:
         return any(isinstance(block, ToolCall) for block in self.output.content)
 
@@ -494,8 +499,11 @@ class Assembler:
         """Append to text block ``index`` (default: the open text block, opened if needed)."""
         if index is None:
             current = self.current
-            index = self._current if isinstance(current, TextContent) else self.open_text()
-        block = self.output.content[index]
+            if isinstance(current, TextContent) and self._current is not None:
+                index = self._current
+            else:
+                index = self.open_text()
+        block = cast(TextContent, self.output.content[index])
         block.text += delta
         if index == self._current:
             self.stream.push(
@@ -505,8 +513,11 @@ class Assembler:
     def thinking_delta(self, delta: str, index: int | None = None, signature: str | None = None) -> None:
         if index is None:
             current = self.current
-            index = self._current if isinstance(current, ThinkingContent) else self.open_thinking(signature)
-        block = self.output.content[index]
+            if isinstance(current, ThinkingContent) and self._current is not None:
+                index = self._current
+            else:
+                index = self.open_thinking(signature)
+        block = cast(ThinkingContent, self.output.content[index])
         block.thinking += delta
         if index == self._current:
             self.stream.push(
@@ -517,7 +528,7 @@ class Assembler:
 
     def tool_delta(self, index: int, fragment: str) -> None:
         """Append raw argument JSON to tool call ``index`` and re-parse it (the fragment may be ``""``)."""
-        block = self.output.content[index]
+        block = self.tool_block(index)
         if fragment:
             raw = self._raw.get(index, "") + fragment
             self._raw[index] = raw
@@ -531,7 +542,7 @@ class Assembler:
 
     def set_tool_raw(self, index: int, raw: str) -> None:
         self._raw[index] = raw
-        self.output.content[index].arguments = parse_streaming_json(raw)
+        self.tool_block(index).arguments = parse_streaming_json(raw)
 
     def tool_raw(self, index: int) -> str:
         return self._raw.get(index, "")
@@ -547,7 +558,9 @@ class Assembler:
         block = self.output.content[index]
         if isinstance(block, TextContent):
             self.stream.push(
-                TextEndEvent.model_construct(type="text_end", content_index=index, content=block.text, partial=self.output)
+                TextEndEvent.model_construct(
+                    type="text_end", content_index=index, content=block.text, partial=self.output
+                )
             )
         elif isinstance(block, ThinkingContent):
             self.stream.push(
@@ -557,7 +570,7 @@ class Assembler:
             )
         else:
             raw = self._raw.pop(index, "")
-            if raw:
+            if raw and isinstance(block, ToolCall):
                 block.arguments = parse_streaming_json(raw)
             self.stream.push(
                 ToolCallEndEvent.model_construct(
@@ -713,7 +726,7 @@ def _local_server_hint(model: Model) -> str:
     if provider == "ollama" or ":11434" in base:
         return "For Ollama, allow this page's origin with the OLLAMA_ORIGINS environment variable."
     if provider in ("lmstudio", "lm-studio") or ":1234" in base:
-        return "For LM Studio, turn on \"Enable CORS\" in its server settings."
+        return 'For LM Studio, turn on "Enable CORS" in its server settings.'
     return ""
 
 
@@ -724,7 +737,7 @@ async def _send_once(
         return await transport.send(request, signal)
     try:
         return await asyncio.wait_for(transport.send(request, signal), timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise TransportError("Request timed out.") from None
 
 
@@ -790,7 +803,9 @@ async def send_with_retries(call: StreamCall, request: HttpRequest) -> HttpRespo
 _tasks: set[asyncio.Task[None]] = set()
 
 
-def start_stream(adapter: ApiAdapter, model: Model, context: Context, options: SimpleStreamOptions) -> AssistantMessageEventStream:
+def start_stream(
+    adapter: ApiAdapter, model: Model, context: Context, options: SimpleStreamOptions
+) -> AssistantMessageEventStream:
     """Run one provider call in a task; the returned stream always ends with ``done`` or ``error``."""
     stream = AssistantMessageEventStream()
     call = StreamCall(adapter, model, context, options, stream)
@@ -845,7 +860,7 @@ async def _run(call: StreamCall) -> None:
         call.asm.close()
         if call.error_stop is not None:
             raise ProviderError(call.error_stop)
-        reason = call.out.stop_reason
+        reason = cast(Any, call.out.stop_reason)
         call.stream.push(DoneEvent.model_construct(type="done", reason=reason, message=call.out))
         call.stream.end(call.out)
     except asyncio.CancelledError:

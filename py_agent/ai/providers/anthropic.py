@@ -106,30 +106,36 @@ def convert_messages(model: Model, context: Context, cache_control: dict[str, An
                     params.append({"role": "user", "content": blocks})
         elif isinstance(message, AssistantMessage):
             blocks = []
-            for block in message.content:
-                if isinstance(block, TextContent):
-                    if block.text.strip():
-                        blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-                elif isinstance(block, ThinkingContent):
-                    if block.redacted:
-                        blocks.append({"type": "redacted_thinking", "data": block.thinking_signature or ""})
+            for ablock in message.content:
+                if isinstance(ablock, TextContent):
+                    if ablock.text.strip():
+                        blocks.append({"type": "text", "text": sanitize_surrogates(ablock.text)})
+                elif isinstance(ablock, ThinkingContent):
+                    if ablock.redacted:
+                        blocks.append({"type": "redacted_thinking", "data": ablock.thinking_signature or ""})
                         continue
-                    if not block.thinking.strip():
+                    if not ablock.thinking.strip():
                         continue
-                    signature = block.thinking_signature
+                    signature = ablock.thinking_signature
                     if not signature or not signature.strip():
                         if allow_empty_signature:
                             blocks.append(
-                                {"type": "thinking", "thinking": sanitize_surrogates(block.thinking), "signature": ""}
+                                {"type": "thinking", "thinking": sanitize_surrogates(ablock.thinking), "signature": ""}
                             )
                         else:
-                            blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
+                            blocks.append({"type": "text", "text": sanitize_surrogates(ablock.thinking)})
                     else:
                         blocks.append(
-                            {"type": "thinking", "thinking": sanitize_surrogates(block.thinking), "signature": signature}
+                            {
+                                "type": "thinking",
+                                "thinking": sanitize_surrogates(ablock.thinking),
+                                "signature": signature,
+                            }
                         )
-                elif isinstance(block, ToolCall):
-                    blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments or {}})
+                elif isinstance(ablock, ToolCall):
+                    blocks.append(
+                        {"type": "tool_use", "id": ablock.id, "name": ablock.name, "input": ablock.arguments or {}}
+                    )
             if blocks:
                 params.append({"role": "assistant", "content": blocks})
         else:
@@ -280,7 +286,14 @@ def map_stop_reason(reason: str, details: Any) -> tuple[str, str | None]:
 
 
 _MESSAGE_EVENTS = frozenset(
-    {"message_start", "message_delta", "message_stop", "content_block_start", "content_block_delta", "content_block_stop"}
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+    }
 )
 
 
@@ -302,7 +315,11 @@ class AnthropicAdapter:
             return f"{status} status code (no body)"
         body = try_json(text)
         if body is None:
-            return f"{status} {text[:4000]}" if len(text) <= 4000 else f"{status} {text[:4000]}... [truncated {len(text) - 4000} chars]"
+            return (
+                f"{status} {text[:4000]}"
+                if len(text) <= 4000
+                else f"{status} {text[:4000]}... [truncated {len(text) - 4000} chars]"
+            )
         return f"{status} {json_stringify(body)}"
 
     async def process(self, call: StreamCall) -> None:
@@ -409,7 +426,9 @@ class AnthropicAdapter:
 _ADAPTER = AnthropicAdapter()
 
 
-def stream_anthropic(model: Model, context: Context, options: SimpleStreamOptions | None = None) -> AssistantMessageEventStream:
+def stream_anthropic(
+    model: Model, context: Context, options: SimpleStreamOptions | None = None
+) -> AssistantMessageEventStream:
     """Stream an Anthropic Messages reply (also the ``stream_simple`` entry)."""
     return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
 

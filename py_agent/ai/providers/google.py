@@ -102,31 +102,31 @@ def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
         elif isinstance(message, AssistantMessage):
             same = message.provider == model.provider and message.model == model.id
             parts = []
-            for block in message.content:
-                if isinstance(block, TextContent):
-                    if not block.text.strip():
+            for ablock in message.content:
+                if isinstance(ablock, TextContent):
+                    if not ablock.text.strip():
                         continue
-                    part: dict[str, Any] = {"text": sanitize_surrogates(block.text)}
-                    if same and _valid_signature(block.text_signature):
-                        part["thoughtSignature"] = block.text_signature
+                    part: dict[str, Any] = {"text": sanitize_surrogates(ablock.text)}
+                    if same and _valid_signature(ablock.text_signature):
+                        part["thoughtSignature"] = ablock.text_signature
                     parts.append(part)
-                elif isinstance(block, ThinkingContent):
-                    if not block.thinking.strip():
+                elif isinstance(ablock, ThinkingContent):
+                    if not ablock.thinking.strip():
                         continue
                     if same:
-                        part = {"thought": True, "text": sanitize_surrogates(block.thinking)}
-                        if _valid_signature(block.thinking_signature):
-                            part["thoughtSignature"] = block.thinking_signature
+                        part = {"thought": True, "text": sanitize_surrogates(ablock.thinking)}
+                        if _valid_signature(ablock.thinking_signature):
+                            part["thoughtSignature"] = ablock.thinking_signature
                     else:
-                        part = {"text": sanitize_surrogates(block.thinking)}
+                        part = {"text": sanitize_surrogates(ablock.thinking)}
                     parts.append(part)
-                elif isinstance(block, ToolCall):
-                    function_call: dict[str, Any] = {"name": block.name, "args": block.arguments or {}}
+                elif isinstance(ablock, ToolCall):
+                    function_call: dict[str, Any] = {"name": ablock.name, "args": ablock.arguments or {}}
                     if include_id:
-                        function_call["id"] = block.id
+                        function_call["id"] = ablock.id
                     part = {"functionCall": function_call}
-                    if same and _valid_signature(block.thought_signature):
-                        part["thoughtSignature"] = block.thought_signature
+                    if same and _valid_signature(ablock.thought_signature):
+                        part["thoughtSignature"] = ablock.thought_signature
                     elif gemini3:
                         part["thoughtSignature"] = SKIP_SIGNATURE
                     parts.append(part)
@@ -152,7 +152,9 @@ def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
             else:
                 contents.append({"role": "user", "parts": [part]})
             if images and not nested:
-                contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *[_inline(b) for b in images]]})
+                contents.append(
+                    {"role": "user", "parts": [{"text": "Tool result image:"}, *[_inline(b) for b in images]]}
+                )
     return contents
 
 
@@ -310,35 +312,31 @@ class GoogleAdapter:
         asm = call.asm
         signature = part.get("thoughtSignature") if isinstance(part.get("thoughtSignature"), str) else None
         text = part.get("text")
-        if isinstance(text, str):
-            if text or signature:  # D12: an empty unsigned part opens nothing
-                current = asm.current
-                if part.get("thought") is True:
-                    if not isinstance(current, ThinkingContent):
-                        asm.open_thinking()
-                    block = asm.current
-                    assert isinstance(block, ThinkingContent)
-                    if signature:
-                        block.thinking_signature = signature
-                    asm.thinking_delta(text)
-                else:
-                    if not isinstance(current, TextContent):
-                        asm.open_text()
-                    block_t = asm.current
-                    assert isinstance(block_t, TextContent)
-                    if signature:
-                        block_t.text_signature = signature
-                    asm.text_delta(text)
+        if isinstance(text, str) and (text or signature):  # D12: an empty unsigned part opens nothing
+            current = asm.current
+            if part.get("thought") is True:
+                if not isinstance(current, ThinkingContent):
+                    asm.open_thinking()
+                block = asm.current
+                assert isinstance(block, ThinkingContent)
+                if signature:
+                    block.thinking_signature = signature
+                asm.thinking_delta(text)
+            else:
+                if not isinstance(current, TextContent):
+                    asm.open_text()
+                block_t = asm.current
+                assert isinstance(block_t, TextContent)
+                if signature:
+                    block_t.text_signature = signature
+                asm.text_delta(text)
         function_call = part.get("functionCall")
         if isinstance(function_call, dict):
             asm.close()
             name = str(function_call.get("name") or "")
             provided = function_call.get("id")
             used = any(isinstance(b, ToolCall) and b.id == provided for b in call.out.content)
-            if not provided or used:
-                call_id = f"{name}_{now_ms()}_{next(_tool_call_counter)}"
-            else:
-                call_id = str(provided)
+            call_id = f"{name}_{now_ms()}_{next(_tool_call_counter)}" if not provided or used else str(provided)
             args = function_call.get("args") if isinstance(function_call.get("args"), dict) else {}
             index = asm.open_tool_call(call_id, name, args, thought_signature=signature)
             asm.tool_delta(index, json_stringify(args))
@@ -348,7 +346,9 @@ class GoogleAdapter:
 _ADAPTER = GoogleAdapter()
 
 
-def stream_google(model: Model, context: Context, options: SimpleStreamOptions | None = None) -> AssistantMessageEventStream:
+def stream_google(
+    model: Model, context: Context, options: SimpleStreamOptions | None = None
+) -> AssistantMessageEventStream:
     """Stream a Gemini reply (also the ``stream_simple`` entry)."""
     return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._util import json_stringify
+from ..event_stream import AssistantMessageEventStream
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -27,7 +28,6 @@ from ..types import (
     Usage,
     UserMessage,
 )
-from ..event_stream import AssistantMessageEventStream
 from ._common import (
     BuiltRequest,
     ProviderError,
@@ -97,7 +97,9 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "supportsReasoningEffort": not (is_grok or is_zai or is_moonshot or is_together or is_nvidia),
         "reasoningEffortMap": effort_map,
         "supportsUsageInStreaming": True,
-        "maxTokensField": "max_tokens" if (is_chutes or is_moonshot or is_together or is_nvidia) else "max_completion_tokens",
+        "maxTokensField": "max_tokens"
+        if (is_chutes or is_moonshot or is_together or is_nvidia)
+        else "max_completion_tokens",
         "requiresToolResultName": False,
         "requiresAssistantAfterToolResult": False,
         "requiresThinkingAsText": False,
@@ -167,7 +169,11 @@ def convert_messages(
     index = 0
     while index < len(messages):
         message = messages[index]
-        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and isinstance(message, UserMessage):
+        if (
+            compat["requiresAssistantAfterToolResult"]
+            and last_role == "toolResult"
+            and isinstance(message, UserMessage)
+        ):
             params.append(dict(bridge))
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
@@ -211,7 +217,10 @@ def convert_messages(
                 if compat["requiresAssistantAfterToolResult"]:
                     params.append(dict(bridge))
                 params.append(
-                    {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images]}
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images],
+                    }
                 )
                 last_role = "user"
             else:
@@ -346,7 +355,9 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
     return params
 
 
-def _apply_thinking(params: dict[str, Any], model: Model, options: SimpleStreamOptions, compat: Mapping[str, Any]) -> None:
+def _apply_thinking(
+    params: dict[str, Any], model: Model, options: SimpleStreamOptions, compat: Mapping[str, Any]
+) -> None:
     if not model.reasoning:
         return
     effort = reasoning_level(model, options)
@@ -527,14 +538,18 @@ class OpenAICompletionsAdapter:
             content = delta.get("content")
             if isinstance(content, list):  # D17
                 content = "".join(
-                    part.get("text", "") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+                    part.get("text", "")
+                    for part in content
+                    if isinstance(part, dict) and isinstance(part.get("text"), str)
                 )
             if isinstance(content, str) and content:
                 asm.text_delta(content)
             for field in _REASONING_FIELDS:
                 value = delta.get(field)
                 if isinstance(value, str) and value:
-                    signature = "reasoning_content" if model.provider == "opencode-go" and field == "reasoning" else field
+                    signature = (
+                        "reasoning_content" if model.provider == "opencode-go" and field == "reasoning" else field
+                    )
                     asm.thinking_delta(value, signature=signature)
                     break
             tool_calls = delta.get("tool_calls")
@@ -556,7 +571,7 @@ class OpenAICompletionsAdapter:
                         serialized = json_stringify(detail)
                         index = by_id.get(detail["id"])
                         if index is not None:
-                            out.content[index].thought_signature = serialized
+                            asm.tool_block(index).thought_signature = serialized
                         else:
                             pending_details[detail["id"]] = serialized
 
@@ -573,7 +588,8 @@ class OpenAICompletionsAdapter:
         if not isinstance(stream_index, int) or isinstance(stream_index, bool):
             stream_index = None
         call_id = entry.get("id") if isinstance(entry.get("id"), str) and entry.get("id") else None
-        function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+        raw_function = entry.get("function")
+        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
         name = function.get("name") if isinstance(function.get("name"), str) else None
         index: int | None = None
         if stream_index is not None:
@@ -588,7 +604,7 @@ class OpenAICompletionsAdapter:
             index = asm.open_tool_call(call_id or "", name or "")
             if stream_index is not None:
                 by_index[stream_index] = index
-        block = call.out.content[index]
+        block = asm.tool_block(index)
         if call_id is not None:
             if not block.id:
                 block.id = call_id

@@ -92,12 +92,16 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         developer = model.reasoning and compat_value(model, "supportsDeveloperRole", True) is not False
-        items.append({"role": "developer" if developer else "system", "content": sanitize_surrogates(context.system_prompt)})
+        items.append(
+            {"role": "developer" if developer else "system", "content": sanitize_surrogates(context.system_prompt)}
+        )
     msg_index = 0
     for message in messages:
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
-                items.append({"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(message.content)}]})
+                items.append(
+                    {"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(message.content)}]}
+                )
             else:
                 parts: list[dict[str, Any]] = []
                 for block in message.content:
@@ -114,17 +118,17 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
                 message.model != model.id and message.provider == model.provider and message.api == model.api
             )
             text_index = 0
-            for block in message.content:
-                if isinstance(block, ThinkingContent):
-                    if block.thinking_signature:
+            for ablock in message.content:
+                if isinstance(ablock, ThinkingContent):
+                    if ablock.thinking_signature:
                         try:
-                            item = json.loads(block.thinking_signature)
+                            item = json.loads(ablock.thinking_signature)
                         except ValueError:
                             continue
                         if isinstance(item, dict):
                             output.append(item)
-                elif isinstance(block, TextContent):
-                    parsed = parse_text_signature(block.text_signature)
+                elif isinstance(ablock, TextContent):
+                    parsed = parse_text_signature(ablock.text_signature)
                     fallback = f"msg_pi_{msg_index}" if text_index == 0 else f"msg_pi_{msg_index}_{text_index}"
                     text_index += 1
                     msg_id = parsed[0] if parsed else None
@@ -135,21 +139,23 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
                     entry: dict[str, Any] = {
                         "type": "message",
                         "role": "assistant",
-                        "content": [{"type": "output_text", "text": sanitize_surrogates(block.text), "annotations": []}],
+                        "content": [
+                            {"type": "output_text", "text": sanitize_surrogates(ablock.text), "annotations": []}
+                        ],
                         "status": "completed",
                         "id": msg_id,
                     }
                     if parsed and parsed[1]:
                         entry["phase"] = parsed[1]
                     output.append(entry)
-                elif isinstance(block, ToolCall):
-                    call_id, _, item_id = block.id.partition("|")
+                elif isinstance(ablock, ToolCall):
+                    call_id, _, item_id = ablock.id.partition("|")
                     call: dict[str, Any] = {"type": "function_call"}
                     if item_id and not (different_model and item_id.startswith("fc_")):
                         call["id"] = item_id
-                    call.update(
-                        {"call_id": call_id, "name": block.name, "arguments": json_stringify(block.arguments)}
-                    )
+                    call["call_id"] = call_id
+                    call["name"] = ablock.name
+                    call["arguments"] = json_stringify(ablock.arguments)
                     output.append(call)
             if not output:
                 continue
@@ -191,14 +197,19 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
         tools = []
         for tool in context.tools:
             name, description, schema = tool_spec(tool)
-            tools.append({"type": "function", "name": name, "description": description, "parameters": schema, "strict": False})
+            tools.append(
+                {"type": "function", "name": name, "description": description, "parameters": schema, "strict": False}
+            )
         params["tools"] = tools
     if model.reasoning:
         effort = reasoning_level(model, options)
         summary = option(options, "reasoning_summary")
         level_map = model.thinking_level_map or {}
         if effort or summary:
-            params["reasoning"] = {"effort": mapped_level(model, effort) if effort else "medium", "summary": summary or "auto"}
+            params["reasoning"] = {
+                "effort": mapped_level(model, effort) if effort else "medium",
+                "summary": summary or "auto",
+            }
             params["include"] = ["reasoning.encrypted_content"]
         elif model.provider != "github-copilot" and not ("off" in level_map and level_map["off"] is None):
             params["reasoning"] = {"effort": level_map.get("off") or "none"}
@@ -368,7 +379,9 @@ class OpenAIResponsesAdapter:
                 asm.close()
             else:
                 arguments = str(done.get("arguments") or "{}")
-                new_index = asm.open_tool_call(f"{done.get('call_id')}|{done.get('id')}", str(done.get("name") or ""), raw=arguments)
+                new_index = asm.open_tool_call(
+                    f"{done.get('call_id')}|{done.get('id')}", str(done.get("name") or ""), raw=arguments
+                )
                 asm.set_tool_raw(new_index, arguments)
                 asm.close()
 
