@@ -677,7 +677,12 @@ def _start_eagerly(coroutine: Coroutine[Any, Any, None]) -> asyncio.Future[None]
 def _settled(future: asyncio.Future[Any]) -> asyncio.Future[None]:
     """A future that completes (with no result) when ``future`` does."""
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    future.add_done_callback(lambda _: done.done() or done.set_result(None))
+
+    def settle(_: asyncio.Future[Any]) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    future.add_done_callback(settle)
     return done
 
 

@@ -275,3 +275,32 @@ async def test_tool_ignoring_abort_runs_to_completion():
     assert agent.state.messages[2].content == [TextContent(text="finished anyway")]
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert stream.call_count == 2
+
+
+async def test_parallel_calls_prepared_before_the_abort_still_execute():
+    """B (0.79.x): an abort observed while preflighting a later call stops the preflight phase, but
+    calls already prepared still run, with the aborted signal."""
+    agent = None
+    echo = echo_tool()
+
+    def before(ctx, signal):
+        if ctx.tool_call.id == "t2":
+            agent.abort()
+
+    agent, stream, rec = new_agent(
+        asst_tools(
+            call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"}), call("t3", "echo", {"value": "c"})
+        ),
+        tools=[echo],
+        before_tool_call=before,
+    )
+    await agent.prompt("go")
+    assert rec.types == seq("AS TS MS ME MS ME XS XS XE XE MS ME MS ME TE TS MS ME TE AE")
+    assert rec.trace()[6:10] == ["XS(t1)", "XS(t2)", "XE(t2)", "XE(t1)"]
+    assert [c[0] for c in echo.calls] == ["t1"]
+    assert echo.calls[0][2].aborted is True
+    ends = {e.tool_call_id: e for e in rec.of("XE")}
+    assert ends["t1"].is_error is False
+    assert ends["t2"].result.content == [TextContent(text="Operation aborted")]
+    assert [r.tool_call_id for r in rec.of("TE")[0].tool_results] == ["t1", "t2"]
+    assert agent.state.messages[-1].stop_reason == "aborted"

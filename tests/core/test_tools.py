@@ -981,3 +981,17 @@ async def test_tool_result_content_images_pass_through():
     agent, _, _ = new_agent(asst_tools(call("t1", "shot")), asst("ok"), tools=[simple_tool("shot", execute)])
     await agent.prompt("go")
     assert agent.state.messages[2].content == [TextContent(text="see image"), image]
+
+
+async def test_s42_after_tool_call_empty_content_replaces_content():
+    agent, _, rec = new_agent(
+        asst_tools(call("t1", "raw", {})),
+        asst("ok"),
+        tools=[raw_tool()],
+        after_tool_call=lambda ctx, signal: {"content": [], "details": None},
+    )
+    await agent.prompt("go")
+    message = agent.state.messages[2]
+    assert message.content == []  # an empty list is a value, not "not given"
+    assert message.details == {"v": 1}  # None means "keep"
+    assert rec.first("XE").result.content == []
