@@ -597,11 +597,9 @@ async def _execute_parallel(
         return finalized
 
     jobs = {index: run(entry) for index, entry in enumerate(entries) if isinstance(entry, _Prepared)}
-    # Wait for every job even if one fails (a listener raised), so none is left running unobserved.
-    outcomes = await asyncio.gather(*jobs.values(), return_exceptions=True)
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
+    # As pi's Promise.all: the first failure (a listener raised) fails the batch at once; the other
+    # jobs run on, and gather marks their later errors as retrieved.
+    outcomes = await asyncio.gather(*jobs.values())
     done = dict(zip(jobs, outcomes, strict=True))
     ordered = [done[index] if isinstance(entry, _Prepared) else entry for index, entry in enumerate(entries)]
 

@@ -69,9 +69,7 @@ class _Line(BaseModel):
     def _get_layout(cls) -> tuple[tuple[str, str, bool], ...]:
         layout = _LAYOUTS.get(cls)
         if layout is None:
-            layout = tuple(
-                (name, info.alias or name, name in cls._optional) for name, info in cls.model_fields.items()
-            )
+            layout = tuple((name, info.alias or name, name in cls._optional) for name, info in cls.model_fields.items())
             _LAYOUTS[cls] = layout
         return layout
 

@@ -178,7 +178,7 @@ def load_session(
     header: Mapping[str, Any] | SessionHeader | str | None,
     records: Iterable[Any],
     *,
-    leaf_id: str | None | _Current = CURRENT,
+    leaf_id: str | _Current | None = CURRENT,
     clock: Callable[[], int] | None = None,
     id_generator: Callable[[], str] | None = None,
 ) -> Session:
@@ -251,9 +251,8 @@ def _migrate_v1(values: list[Any]) -> None:
             index = value.get("firstKeptEntryIndex")
             if isinstance(index, int | float) and not isinstance(index, bool):
                 target = values[int(index)] if index == int(index) and 0 <= index < len(values) else None
-                if isinstance(target, dict) and target.get("type") != "session":
-                    if "id" in target:
-                        value["firstKeptEntryId"] = target["id"]
+                if isinstance(target, dict) and target.get("type") != "session" and "id" in target:
+                    value["firstKeptEntryId"] = target["id"]
                 del value["firstKeptEntryIndex"]
 
 
@@ -273,7 +272,7 @@ def _migrate_v2(values: list[Any]) -> None:
 def _assemble(
     numbered: list[tuple[int, Any]],
     warnings: list[SessionWarning],
-    leaf_id: str | None | _Current,
+    leaf_id: str | _Current | None,
     clock: Callable[[], int] | None,
     id_generator: Callable[[], str] | None,
     *,
@@ -294,13 +293,12 @@ def _assemble(
     version, why = _version_of(raw_header, objects)
     if why:
         warnings.append(SessionWarning(None, why))
-    if raw_header is None:
+    if raw_header is None or header_index is None:
         # Migrations index the file's lines with the header at 0.
-        values.insert(0, {"type": "session"})
+        raw_header = {"type": "session", "version": version}
+        values.insert(0, raw_header)
         lines.insert(0, 0)
         header_index = 0
-        raw_header = values[0]
-        raw_header["version"] = version
     if version < 2:
         _migrate_v1(values)
     if version < 3:
@@ -310,7 +308,9 @@ def _assemble(
 
     entries: list[Entry] = []
     taken: set[str] = set()
-    previous_timestamp: str | None = raw_header.get("timestamp") if isinstance(raw_header.get("timestamp"), str) else None
+    previous_timestamp: str | None = (
+        raw_header.get("timestamp") if isinstance(raw_header.get("timestamp"), str) else None
+    )
     for index, value in enumerate(values):
         line = lines[index] or None
         if index == header_index:
@@ -339,7 +339,9 @@ def _assemble(
             warnings.append(SessionWarning(line, f"{kind} entry {value['id']} has {what}; made a root"))
         if not isinstance(value.get("timestamp"), str):
             value["timestamp"] = previous_timestamp or iso_from_ms((clock or now_ms)())
-            warnings.append(SessionWarning(line, f"{kind} entry {value['id']} has no timestamp; given {value['timestamp']}"))
+            warnings.append(
+                SessionWarning(line, f"{kind} entry {value['id']} has no timestamp; given {value['timestamp']}")
+            )
         try:
             entry, problem = entry_from_json(value)
         except EntryError as error:  # pragma: no cover - the base fields were repaired above

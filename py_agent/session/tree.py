@@ -36,6 +36,7 @@ from .messages import (
     create_compaction_summary_message,
     create_custom_message,
     message_to_json,
+    to_json_value,
 )
 from .metadata import ModelRef, SessionMetadata, compute_metadata, update_metadata
 
@@ -152,7 +153,9 @@ def build_session_context(path: Sequence[Entry]) -> SessionContext:
         elif isinstance(entry, CustomMessageEntry):
             fields_set = entry.model_fields_set
             optional = {name: getattr(entry, name) for name in ("display", "details") if name in fields_set}
-            messages.append(create_custom_message(entry.custom_type, entry.content, timestamp=entry.timestamp, **optional))
+            messages.append(
+                create_custom_message(entry.custom_type, entry.content, timestamp=entry.timestamp, **optional)
+            )
         elif isinstance(entry, BranchSummaryEntry) and entry.summary:
             messages.append(create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp))
 
@@ -191,7 +194,7 @@ class Session:
         header: SessionHeader,
         entries: Iterable[Entry] = (),
         *,
-        leaf_id: str | None | _Current = CURRENT,
+        leaf_id: str | _Current | None = CURRENT,
         clock: Callable[[], int] | None = None,
         id_generator: Callable[[], str] | None = None,
     ) -> None:
@@ -338,7 +341,7 @@ class Session:
                 best, best_order = current, self._order[current]
         return best
 
-    def path(self, leaf_id: str | None | _Current = CURRENT) -> list[Entry]:
+    def path(self, leaf_id: str | _Current | None = CURRENT) -> list[Entry]:
         """The entries from the root to ``leaf_id`` (default: the current leaf), root first.
 
         The walk stops at a missing parent or a cycle (possible only in a damaged file).
@@ -357,7 +360,7 @@ class Session:
         path.reverse()
         return path
 
-    def build_context(self, leaf_id: str | None | _Current = CURRENT) -> SessionContext:
+    def build_context(self, leaf_id: str | _Current | None = CURRENT) -> SessionContext:
         """What the model sees at ``leaf_id`` (default: the current leaf); see :func:`build_session_context`."""
         return build_session_context(self.path(leaf_id))
 
@@ -420,7 +423,7 @@ class Session:
     ) -> CompactionEntry:
         """Append a compaction: the context then starts with ``summary``, then the path from
         ``first_kept_entry_id``. ``details``/``from_hook`` are written only when not ``None``."""
-        optional = _given(details=details, from_hook=from_hook)
+        optional = _given(details=to_json_value(details), from_hook=from_hook)
         entry = CompactionEntry(
             **self._base(),
             summary=summary,
@@ -433,7 +436,7 @@ class Session:
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
         """Append state for an extension or the app (never part of the model's context)."""
-        entry = CustomEntry(custom_type=custom_type, **_given(data=data), **self._base())
+        entry = CustomEntry(custom_type=custom_type, **_given(data=to_json_value(data)), **self._base())
         self.append(entry)
         return entry
 
@@ -443,9 +446,9 @@ class Session:
         """Append a message for the model's context (a ``custom``-role message; ``display``: shown in the UI)."""
         entry = CustomMessageEntry(
             custom_type=custom_type,
-            content=content,
+            content=to_json_value(content),
             display=display,
-            **_given(details=details),
+            **_given(details=to_json_value(details)),
             **self._base(),
         )
         self.append(entry)
@@ -504,12 +507,12 @@ class Session:
             **self._base(),
             from_id=branch_from_id if branch_from_id is not None else "root",
             summary=summary,
-            **_given(details=details, from_hook=from_hook),
+            **_given(details=to_json_value(details), from_hook=from_hook),
         )
         self.append(entry)
         return entry
 
-    def fork(self, leaf_id: str | None | _Current = CURRENT) -> Session:
+    def fork(self, leaf_id: str | _Current | None = CURRENT) -> Session:
         """A new session holding only the path to ``leaf_id`` (pi's ``createBranchedSession``):
         the path's entries without labels, then one label entry per label still on them;
         ``parentSession`` names this session."""
@@ -562,4 +565,3 @@ SessionTree = Session
 def _given(**values: Any) -> dict[str, Any]:
     """The keyword arguments that are not ``None`` (so that unset optional fields stay unwritten)."""
     return {key: value for key, value in values.items() if value is not None}
-

@@ -84,7 +84,9 @@ def chromium_path() -> str:
     return path if Path(path).exists() else str(shutil.which("chromium"))
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open, an asyncio loop counts as running
+# in this thread, and pytest-asyncio could not run the async tests of the modules collected later.
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

@@ -287,7 +287,7 @@ async def test_parallel_calls_prepared_before_the_abort_still_execute():
         if ctx.tool_call.id == "t2":
             agent.abort()
 
-    agent, stream, rec = new_agent(
+    agent, _stream, rec = new_agent(
         asst_tools(
             call("t1", "echo", {"value": "a"}), call("t2", "echo", {"value": "b"}), call("t3", "echo", {"value": "c"})
         ),

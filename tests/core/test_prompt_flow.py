@@ -374,12 +374,20 @@ async def test_s18_barrier_before_tool_preflight():
 
 
 async def test_prompt_user_message_given_as_dict():
+    """A pi-JSON dict prompt is accepted (kept as is or turned into its model, equal either way);
+    one object travels through message_start, message_end, the transcript and the LLM context."""
     message = {"role": "user", "content": "from dict", "timestamp": 5}
     agent, stream, rec = new_agent(asst("ok"))
     await agent.prompt(message)
     assert rec.types == seq("AS TS MS ME MS ME TE AE")
-    assert agent.state.messages[0] is message
-    assert stream.calls[0].messages == [message]
+    stored = agent.state.messages[0]
+    assert as_json(stored) == message
+    assert rec.of("MS")[0].message is stored and rec.of("ME")[0].message is stored
+    assert stream.calls[0].messages[0] is stored
+
+
+def as_json(message):
+    return message.model_dump() if isinstance(message, BaseModel) else message
 
 
 async def test_prompt_user_message_model():

@@ -471,7 +471,9 @@ async def test_tool_result_without_details_has_no_details_key():
     async def execute(tool_call_id, params, signal, on_update):
         return {"content": [{"type": "text", "text": "x"}]}
 
-    agent, _, rec = new_agent(asst_tools(call("t1", "nodetails")), asst("ok"), tools=[simple_tool("nodetails", execute)])
+    agent, _, rec = new_agent(
+        asst_tools(call("t1", "nodetails")), asst("ok"), tools=[simple_tool("nodetails", execute)]
+    )
     await agent.prompt("go")
     assert rec.first("XE").model_dump() == {
         "type": "tool_execution_end",

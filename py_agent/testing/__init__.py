@@ -1,0 +1,1 @@
+"""Test support: the mock provider server (``py_agent.testing.mock_server``)."""

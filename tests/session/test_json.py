@@ -1,0 +1,73 @@
+"""JSON exactly as JavaScript's JSON.parse / JSON.stringify handle it (pi writes lines with JSON.stringify)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from session_helpers import load_json_fixture
+
+from py_agent.session import JsonError, json_parse, json_stringify
+from py_agent.session._json import format_number
+
+
+def test_numbers_format_as_javascript_does() -> None:
+    # fixtures/js_numbers.json: [python repr, String(Number(repr))] pairs written by Node.js.
+    table = load_json_fixture("js_numbers.json")
+    assert len(table) > 80
+    for python_repr, javascript in table:
+        assert format_number(float(python_repr)) == javascript, python_repr
+
+
+def test_stringify_matches_json_stringify() -> None:
+    value = {
+        "int": 3,
+        "float": 1.0,
+        "tiny": 0.000015,
+        "small": 1e-7,
+        "big": 1e21,
+        "neg_zero": -0.0,
+        "nan": math.nan,
+        "inf": -math.inf,
+        "text": 'a "quoted" \\ back\nslash\t\x01\x1f\x7f é 😀 \u2028\u2029',
+        "lone": "\ud800x",
+        "list": [1.5, None, True, False, []],
+        "nested": {"1.0": "1.0e5 stays in strings", "k": [{"e": 2.5e-8}]},
+    }
+    expected = (
+        '{"int":3,"float":1,"tiny":0.000015,"small":1e-7,"big":1e+21,"neg_zero":0,"nan":null,"inf":null,'
+        '"text":"a \\"quoted\\" \\\\ back\\nslash\\t\\u0001\\u001f\x7f é 😀 \u2028\u2029",'
+        '"lone":"\\ud800x","list":[1.5,null,true,false,[]],'
+        '"nested":{"1.0":"1.0e5 stays in strings","k":[{"e":2.5e-8}]}}'
+    )
+    assert json_stringify(value) == expected
+
+
+def test_stringify_handles_deep_nesting_without_recursion() -> None:
+    deep: object = 0.5
+    for _ in range(5000):
+        deep = [deep, {"x": 1.0}]
+    text = json_stringify(deep)
+    assert text.startswith("[[[[") and text.endswith(',{"x":1}]')
+    assert "0.5" in text and "1.0" not in text
+
+
+def test_stringify_refuses_non_json() -> None:
+    with pytest.raises(JsonError):
+        json_stringify({"x": object()})
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(JsonError):
+        json_stringify(loop)
+
+
+def test_parse_refuses_what_json_parse_refuses() -> None:
+    for text in ["NaN", "[Infinity]", "-Infinity", "{'a':1}", "[1,]", "01", "", "  ", "\ufeff{}", "{} x", '"\x01"']:
+        with pytest.raises(JsonError):
+            json_parse(text)
+    assert json_parse(' {"a": [1, 2.5, "\\ud83d\\ude00"]}\r') == {"a": [1, 2.5, "😀"]}
+
+
+def test_parse_refuses_absurd_nesting_without_crashing() -> None:
+    with pytest.raises(JsonError):
+        json_parse("[" * 100_000 + "]" * 100_000)
