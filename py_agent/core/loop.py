@@ -601,15 +601,16 @@ async def _execute_parallel(
     # jobs run on, and gather marks their later errors as retrieved.
     outcomes = await asyncio.gather(*jobs.values())
     done = dict(zip(jobs, outcomes, strict=True))
-    ordered = [done[index] if isinstance(entry, _Prepared) else entry for index, entry in enumerate(entries)]
+    ordered: list[_Finalized] = [
+        entry if isinstance(entry, _Finalized) else done[index] for index, entry in enumerate(entries)
+    ]
 
     messages = []
     for finalized in ordered:
-        assert isinstance(finalized, _Finalized)
         message = _tool_result_message(finalized)
         await _emit_tool_result_message(message, emit)
         messages.append(message)
-    return messages, _should_terminate(ordered)  # type: ignore[arg-type]
+    return messages, _should_terminate(ordered)
 
 
 async def _prepare_tool_call(
