@@ -3,7 +3,7 @@
 Run: ``python3 build.py bench boot`` (or ``.venv/bin/python bench/boot.py`` after a build).
 Rewrites the "boot" section of BENCHMARKS.md.
 
-Both pages are served by one plain static server from a temporary folder: ``site/`` is static/,
+Both pages are served by one plain static server from a temporary folder: ``site/`` is a copy of static/,
 ``bare/`` a page that only imports ``site/pyodide/pyodide.mjs`` and awaits ``loadPyodide()``,
 under the same CSP. Each run launches Chromium with a new, empty profile: the first visit is
 "cold" (nothing cached), a second visit in the same profile is "warm" (HTTP cache and
@@ -119,11 +119,12 @@ def main() -> int:
     if build.site_is_stale():
         build.build_site(quiet=True)
     chromium = os.environ.get("PY_AGENT_CHROMIUM", build.CHROMIUM_DEFAULT)
+    load_before = os.getloadavg()[0]
     results: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in PAGES}
     steps: dict[str, list[dict[str, float]]] = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory(prefix="py-agent-bench-") as tmp:
         root = Path(tmp)
-        os.symlink(build.STATIC, root / "site", target_is_directory=True)
+        build.snapshot_site(root / "site")  # a copy: a rebuild meanwhile cannot mix two builds
         (root / "bare").mkdir()
         (root / "bare" / "index.html").write_text(BARE_HTML, encoding="utf-8")
         (root / "bare" / "bare.js").write_text(BARE_JS, encoding="utf-8")
@@ -145,7 +146,7 @@ def main() -> int:
         finally:
             server.shutdown()
             server.server_close()
-    text = report(results, steps, chromium_version)
+    text = report(results, steps, chromium_version, load_before, os.getloadavg()[0])
     _report.write_section("boot", text)
     print(text)
     return 0
@@ -161,12 +162,15 @@ def report(
     results: dict[str, tuple[list[float], list[float]]],
     steps: dict[str, list[dict[str, float]]],
     chromium_version: str,
+    load_before: float,
+    load_after: float,
 ) -> str:
     size = sum(p.stat().st_size for p in build.STATIC.rglob("*") if p.is_file())
     lines = [
         "## Page boot time in headless Chromium",
         "",
-        f"Machine: {_report.machine()}; Chromium {chromium_version}.",
+        f"Machine: {_report.machine()}; Chromium {chromium_version}; "
+        f"1-minute load average {load_before:.1f} before the runs, {load_after:.1f} after.",
         "",
         'From navigation start to `data-state="ready"` (the page\'s own `performance.now()`), served from '
         f"127.0.0.1 by a plain static server; static/ is {size / 1e6:.1f} MB (Pyodide {build.PYODIDE_VERSION}). "

@@ -37,14 +37,17 @@ def require(condition: bool, message: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def built_site() -> Path:
-    """static/, rebuilt first if its inputs changed since the last build (offline from the cache)."""
-    if build.site_is_stale():
-        try:
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A snapshot of static/, rebuilt first if its inputs changed (offline, from the cache).
+
+    A snapshot, because others working in the same checkout may rebuild static/ meanwhile.
+    """
+    try:
+        if build.site_is_stale():
             build.build_site(quiet=True)
-        except build.BuildError as exc:
-            pytest.fail(f"building static/ failed: {exc}")
-    return build.STATIC
+    except build.BuildError as exc:
+        pytest.fail(f"building static/ failed: {exc}")
+    return build.snapshot_site(tmp_path_factory.mktemp("static"))
 
 
 @pytest.fixture(scope="session")

@@ -288,18 +288,13 @@ async function installPackages(pyodide, manifest) {
   finishStep("install", `${wheels.length} packages`);
 }
 
-async function importPyAgent(pyodide, manifest) {
+async function importPyAgent(pyodide) {
   startStep("import");
   try {
     const versions = pyodide.runPython(`
-import sys, json, importlib
-mods = {name: importlib.import_module(name) for name in ${JSON.stringify(manifest.imports)}}
-import pydantic
-json.dumps({
-    "python": sys.version.split()[0],
-    "py_agent": mods["py_agent"].__version__,
-    "pydantic": pydantic.VERSION,
-})
+import json, sys
+import py_agent, pydantic
+json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
 `);
     finishStep("import");
     return { ...JSON.parse(versions), pyodide: pyodide.version };
@@ -362,7 +357,7 @@ async function boot() {
   // The check runs beside the download; whichever fails first is reported.
   const [, pyodide] = await Promise.all([checkRuntimeFiles(manifest), startPython(manifest)]);
   await installPackages(pyodide, manifest);
-  const versions = await importPyAgent(pyodide, manifest);
+  const versions = await importPyAgent(pyodide);
   return { pyodide, manifest, versions };
 }
 

@@ -136,7 +136,7 @@ __all__ = [
 
 # The built-in wire APIs (openai-completions, openai-responses, anthropic-messages,
 # google-generative-ai) are registered on import; register_builtin_providers() is idempotent.
-from .providers import register_builtin_providers  # noqa: E402
+from .providers import register_builtin_providers
 
 register_builtin_providers()
 __all__ += ["register_builtin_providers"]

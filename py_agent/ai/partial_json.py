@@ -29,51 +29,40 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+_STRING_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*\\?)("?)', re.DOTALL)
+_STRING_INNER = re.compile(r"\\u[0-9a-fA-F]{4}|\\(.)|\\$|[\x00-\x1f]", re.DOTALL)
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_NEEDS_REPAIR = re.compile(r'[\x00-\x1f]|\\(?:[^"\\/bfnrtu]|$)')
+
+
+def _escape_control(char: str) -> str:
+    return _CONTROL_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _fix_inner(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if token[0] != "\\":
+        return _escape_control(token)
+    if len(token) == 1:
+        return "\\\\"  # a dangling backslash
+    if len(token) == 6 or token[1] in _VALID_ESCAPES:
+        return token
+    following = token[1]
+    return "\\\\" + (_escape_control(following) if ord(following) <= 0x1F else following)
+
+
+def _fix_string(match: re.Match[str]) -> str:
+    return '"' + _STRING_INNER.sub(_fix_inner, match.group(1)) + match.group(2)
+
+
 def repair_json(text: str) -> str:
-    """Escape raw control characters inside strings and double backslashes of invalid escapes."""
-    out: list[str] = []
-    in_string = False
-    index = 0
-    length = len(text)
-    while index < length:
-        char = text[index]
-        if not in_string:
-            out.append(char)
-            if char == '"':
-                in_string = True
-            index += 1
-            continue
-        if char == '"':
-            out.append(char)
-            in_string = False
-        elif char == "\\":
-            nxt = text[index + 1] if index + 1 < length else None
-            if nxt is None:
-                out.append("\\\\")
-            elif nxt == "u" and _HEX4.fullmatch(text, index + 2, index + 6):
-                out.append(text[index : index + 6])
-                index += 5
-            elif nxt in _VALID_ESCAPES:
-                out.append("\\" + nxt)
-                index += 1
-            else:
-                out.append("\\\\")
-        elif ord(char) <= 0x1F:
-            out.append(_CONTROL_ESCAPES.get(char) or f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _parse_with_repair(text: str) -> Any:
-    try:
-        return _json_parse(text)
-    except ValueError:
-        repaired = repair_json(text)
-        if repaired != text:
-            return _json_parse(repaired)
-        raise
+    """Escape raw control characters inside strings and double backslashes of invalid escapes
+    (pi's ``repairJson``; text outside strings is kept as is)."""
+    if "\\" not in text and _CONTROL.search(text) is None:
+        return text
+    if _NEEDS_REPAIR.search(text) is None:
+        return text
+    return _STRING_TOKEN.sub(_fix_string, text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,7 +87,6 @@ def _js_substring(text: str, start: int, end: int) -> str:
     return text[start:end]
 
 
-_STRING_STOP = re.compile(r'["\\]')
 _BLANK = " \n\r\t"
 
 
@@ -142,19 +130,17 @@ class _Parser:
         index = start + 1
         escape = False
         while True:
-            match = _STRING_STOP.search(text, index)
-            if match is None:
-                index = length
-                break
-            index = match.start()
-            if text[index] == '"':
+            quote = text.find('"', index)
+            backslash = text.find("\\", index, quote if quote != -1 else length)
+            if backslash == -1:
+                index = length if quote == -1 else quote
                 break
             # A backslash: the next character is escaped.
-            if index + 1 >= length:
+            if backslash + 1 >= length:
                 escape = True
                 index = length
                 break
-            index += 2
+            index = backslash + 2
         if index > length:
             index = length
         if index < length and text[index] == '"':
@@ -264,15 +250,25 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
     if not text or not text.strip():
         return {}
     try:
-        value = _parse_with_repair(text)
-    except (ValueError, RecursionError):
-        value = None
-        for candidate in (text, repair_json(text)):
-            try:
-                value = parse_partial_json(candidate)
-                break
-            except (ValueError, RecursionError):
-                continue
+        try:
+            value = _json_parse(text)
+        except (ValueError, RecursionError):
+            repaired = repair_json(text)
+            value = None
+            parsed = False
+            if repaired != text:
+                try:
+                    value = _json_parse(repaired)
+                    parsed = True
+                except (ValueError, RecursionError):
+                    pass
+            if not parsed:
+                for candidate in (text, repaired) if repaired != text else (text,):
+                    try:
+                        value = parse_partial_json(candidate)
+                        break
+                    except (ValueError, RecursionError):
+                        continue
     except Exception:
         return {}
     return value if isinstance(value, dict) else {}

@@ -4,7 +4,7 @@ pi writes each session line with ``JSON.stringify``. To export lines pi would ha
 use JavaScript's formatting (``1`` not ``1.0``, ``0.00001`` not ``1e-05``, ``1e-7`` not ``1e-07``),
 non-finite numbers become ``null``, lone surrogates are escaped, and other characters are written
 as they are (no ``\\uXXXX`` for non-ASCII, U+2028 included). Parsing refuses what ``JSON.parse``
-refuses (``NaN``, ``Infinity``).
+refuses (``NaN``, ``Infinity``). As in JavaScript, an integer literal beyond 2**53 reads as a float.
 
 Known difference: JavaScript objects list integer-like keys ("2", "10") first, in numeric order;
 Python keeps insertion order. Both are the same JSON value.
@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JsonError", "format_number", "parse", "stringify"]
+__all__ = ["MAX_DEPTH", "JsonError", "format_number", "parse", "stringify"]
 
 
 class JsonError(ValueError):
@@ -29,11 +29,45 @@ def _refuse_constant(name: str) -> Any:
     raise JsonError(f"{name} is not valid JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_SAFE_INTEGER = 2**53
+
+
+def _parse_int(text: str) -> int | float:
+    # JavaScript numbers are doubles: an integer literal beyond 2**53 reads as the nearest double
+    # (so a large whole double written as digits by JSON.stringify reads back as that double).
+    value = int(text)
+    return value if -_SAFE_INTEGER <= value <= _SAFE_INTEGER else float(text)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_parse_int)
+
+
+MAX_DEPTH = 512
+"""Deepest nesting :func:`parse` accepts. Deeper input is refused: in Pyodide, a few thousand
+levels exhaust the WebAssembly stack and kill the runtime (no catchable RecursionError)."""
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def parse(text: str) -> Any:
-    """``JSON.parse(text)``; raises :class:`JsonError` for anything it would refuse."""
+    """``JSON.parse(text)``; raises :class:`JsonError` for anything it would refuse, and for
+    nesting deeper than :data:`MAX_DEPTH`."""
+    if _too_deep(text):
+        raise JsonError(f"nested deeper than {MAX_DEPTH} levels")
     try:
         value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
     except JsonError:
@@ -87,6 +121,7 @@ def format_number(value: float) -> str:
 # A JSON string token (skipped), or a float token the C encoder wrote in Python's style.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def _fix_token(match: re.Match[str]) -> str:

@@ -13,8 +13,9 @@ coerced); :func:`header_from_json` reads a header.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer
 from pydantic.alias_generators import to_camel
@@ -220,6 +221,8 @@ class UnknownEntry(_Line):
     timestamp: str
 
 
+_L = TypeVar("_L", bound=_Line)
+
 Entry: TypeAlias = (
     MessageEntry
     | ThinkingLevelChangeEntry
@@ -269,6 +272,22 @@ def _check_base(data: Mapping[str, Any]) -> None:
         raise EntryError("entry has no timestamp")
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _validate(cls: type[_L], data: Mapping[str, Any]) -> _L:
+    """``cls.model_validate`` by alias. Keys holding lone surrogates (valid in JavaScript strings,
+    refused by pydantic-core for extra keys) are set aside and put back as extra fields."""
+    odd = {key: value for key, value in data.items() if isinstance(key, str) and _SURROGATES.search(key)}
+    if not odd:
+        return cls.model_validate(data, by_alias=True, by_name=False)
+    model = cls.model_validate({k: v for k, v in data.items() if k not in odd}, by_alias=True, by_name=False)
+    extra = model.__pydantic_extra__
+    if extra is not None:
+        extra.update(odd)
+    return model
+
+
 def entry_from_json(data: Mapping[str, Any], *, lenient: bool = True) -> tuple[Entry, str | None]:
     """Read one entry from pi's JSON.
 
@@ -283,7 +302,7 @@ def entry_from_json(data: Mapping[str, Any], *, lenient: bool = True) -> tuple[E
     cls = _ENTRY_CLASSES.get(data["type"])
     if cls is not None:
         try:
-            entry: Any = cls.model_validate(data, by_alias=True, by_name=False)
+            entry: Any = _validate(cls, data)
         except ValidationError as error:
             problem = f"{data['type']} entry is invalid ({_describe(error)}); kept unchanged"
             if not lenient:
@@ -293,7 +312,7 @@ def entry_from_json(data: Mapping[str, Any], *, lenient: bool = True) -> tuple[E
     else:
         problem = None
     try:
-        unknown = UnknownEntry.model_validate(data, by_alias=True, by_name=False)
+        unknown = _validate(UnknownEntry, data)
     except ValidationError as error:  # pragma: no cover - _check_base covers the base fields
         raise EntryError(_describe(error)) from None
     return unknown, problem
@@ -306,6 +325,6 @@ def header_from_json(data: Mapping[str, Any]) -> SessionHeader:
     if not isinstance(data.get("id"), str) or not data.get("id"):
         raise EntryError("session header has no id")
     try:
-        return SessionHeader.model_validate(data, by_alias=True, by_name=False)
+        return _validate(SessionHeader, data)
     except ValidationError as error:
         raise EntryError(f"session header is invalid ({_describe(error)})") from None

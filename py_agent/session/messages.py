@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -74,10 +75,21 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [to_json_value(item) for item in value]
     if isinstance(value, BaseModel):
-        return to_json_value(value.model_dump(mode="json"))
+        try:
+            # Python mode keeps keys and strings exactly (JSON mode would mangle lone surrogates).
+            return to_json_value(value.model_dump())
+        except TypeError:
+            return to_json_value(value.model_dump(mode="json"))  # e.g. datetimes -> strings
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_json_value({field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
     raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _to_json_checked(value: Any) -> Any:
+    try:
+        return to_json_value(value)
+    except RecursionError:
+        raise TypeError("the value is nested too deeply to store") from None
 
 
 def message_to_json(message: Any) -> dict[str, Any]:
@@ -86,7 +98,7 @@ def message_to_json(message: Any) -> dict[str, Any]:
     LLM-role models dump to pi's camelCase JSON; dicts are copied as they are (custom roles keep
     their own keys). Raises ``TypeError`` when the message is not a JSON object or has no ``role``.
     """
-    value = to_json_value(message)
+    value = _to_json_checked(message)
     if not isinstance(value, dict):
         raise TypeError(f"an agent message must be an object, got {type(message).__name__}")
     if not isinstance(value.get("role"), str):
@@ -103,7 +115,16 @@ def message_from_json(data: Mapping[str, Any]) -> Any:
             return to_message(dict(data))
         except ValidationError:
             pass
-    return copy.deepcopy(dict(data))
+    return _copy(dict(data))
+
+
+def _copy(value: dict[str, Any]) -> dict[str, Any]:
+    # A deep copy of JSON data through the C codec: fast, and no Python recursion.
+    try:
+        copied: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return copy.deepcopy(value)
+    return copied
 
 
 def agent_messages(messages: Iterable[Mapping[str, Any]]) -> list[Any]:

@@ -631,6 +631,9 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 if command in ("script", "append"):
                     replies = value.get("replies", []) if isinstance(value, dict) else value or []
+                    if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
+                        self._json(400, {"error": "replies must be a list of objects"})
+                        return
                     if isinstance(value, dict) and "cors" in value:
                         state.cors = bool(value["cors"])
                     if command == "script":

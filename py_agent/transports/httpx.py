@@ -114,8 +114,10 @@ class HttpxTransport:
         )
         try:
             built = client.build_request(request.method, request.url, headers=request.headers, content=request.body)
-            if "user-agent" not in {name.lower() for name in request.headers}:
-                built.headers.pop("user-agent", None)
+            given = {name.lower() for name in request.headers}
+            for default in ("user-agent", "accept"):  # httpx's own defaults: send only what was asked
+                if default not in given:
+                    built.headers.pop(default, None)
             sending = asyncio.ensure_future(client.send(built, stream=True))
             if signal is None:
                 response = await sending

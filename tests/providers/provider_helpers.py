@@ -21,7 +21,9 @@ from py_agent.ai.transport import HttpRequest, TransportError
 # Fixture models (spec §7.0)
 
 
-def _model(id: str, api: str, provider: str, base_url: str, reasoning: bool, vision: bool = True, **extra: Any) -> Model:
+def _model(
+    id: str, api: str, provider: str, base_url: str, reasoning: bool, vision: bool = True, **extra: Any
+) -> Model:
     data: dict[str, Any] = {
         "id": id,
         "name": extra.pop("name", id),
@@ -55,7 +57,15 @@ def f_or(id: str = "openai/gpt-4o") -> Model:
 
 
 def f_ds() -> Model:
-    return _model("deepseek-reasoner", "openai-completions", "deepseek", "https://api.deepseek.com", True, vision=False, maxTokens=64000)
+    return _model(
+        "deepseek-reasoner",
+        "openai-completions",
+        "deepseek",
+        "https://api.deepseek.com",
+        True,
+        vision=False,
+        maxTokens=64000,
+    )
 
 
 def f_resp(name: str = "GPT-5 Mini") -> Model:
@@ -64,16 +74,27 @@ def f_resp(name: str = "GPT-5 Mini") -> Model:
 
 def f_ant() -> Model:
     return _model(
-        "claude-sonnet-4-5", "anthropic-messages", "anthropic", "https://api.anthropic.com", True,
-        cost={"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}, maxTokens=64000,
+        "claude-sonnet-4-5",
+        "anthropic-messages",
+        "anthropic",
+        "https://api.anthropic.com",
+        True,
+        cost={"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+        maxTokens=64000,
     )
 
 
 def f_ant46() -> Model:
     return _model(
-        "claude-opus-4-6", "anthropic-messages", "anthropic", "https://api.anthropic.com", True,
-        cost={"input": 5, "output": 25, "cacheRead": 0.5, "cacheWrite": 6.25}, maxTokens=128000,
-        compat={"forceAdaptiveThinking": True}, thinkingLevelMap={"xhigh": "max"},
+        "claude-opus-4-6",
+        "anthropic-messages",
+        "anthropic",
+        "https://api.anthropic.com",
+        True,
+        cost={"input": 5, "output": 25, "cacheRead": 0.5, "cacheWrite": 6.25},
+        maxTokens=128000,
+        compat={"forceAdaptiveThinking": True},
+        thinkingLevelMap={"xhigh": "max"},
     )
 
 
@@ -211,9 +232,18 @@ def CH(delta: Mapping[str, Any], fr: str | None) -> str:
 
 
 def U(p: int, c: int, cached: int = 0, reasoning: int = 0) -> str:
-    return sse({"choices": [], "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
+    return sse(
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": p,
+                "completion_tokens": c,
+                "total_tokens": p + c,
                 "prompt_tokens_details": {"cached_tokens": cached},
-                "completion_tokens_details": {"reasoning_tokens": reasoning}}})
+                "completion_tokens_details": {"reasoning_tokens": reasoning},
+            },
+        }
+    )
 
 
 DONE = "data: [DONE]\n\n"
@@ -304,7 +334,9 @@ def approx(a: float, b: float, rel: float = 1e-9) -> bool:
 def cost_ok(message: Any, *parts: float) -> bool:
     """``parts`` = (input, output, cacheRead, cacheWrite, total) costs, compared with 1e-9 tolerance."""
     c = message.usage.cost
-    return all(approx(x, y) for x, y in zip((c.input, c.output, c.cache_read, c.cache_write, c.total), parts, strict=True))
+    return all(
+        approx(x, y) for x, y in zip((c.input, c.output, c.cache_read, c.cache_write, c.total), parts, strict=True)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,15 +356,38 @@ def rich_context(src: tuple[str, str, str], sig: str | None, call_id: str) -> di
         "systemPrompt": "You are terse.",
         "messages": [
             {"role": "user", "content": "hi", "timestamp": 1},
-            {"role": "user", "content": [{"type": "text", "text": "what is this?"},
-                                         {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}], "timestamp": 2},
-            {"role": "assistant", "api": api, "provider": provider, "model": model_id, "stopReason": "toolUse",
-             "content": [thinking, {"type": "text", "text": "A dot."},
-                         {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a.txt"}}],
-             "timestamp": 3},
-            {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
-             "content": [{"type": "text", "text": "file body"}, {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}],
-             "isError": False, "timestamp": 4},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this?"},
+                    {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+                ],
+                "timestamp": 2,
+            },
+            {
+                "role": "assistant",
+                "api": api,
+                "provider": provider,
+                "model": model_id,
+                "stopReason": "toolUse",
+                "content": [
+                    thinking,
+                    {"type": "text", "text": "A dot."},
+                    {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a.txt"}},
+                ],
+                "timestamp": 3,
+            },
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": "read",
+                "content": [
+                    {"type": "text", "text": "file body"},
+                    {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+                ],
+                "isError": False,
+                "timestamp": 4,
+            },
             {"role": "user", "content": "thanks", "timestamp": 5},
         ],
         "tools": [{"name": "read", "description": "Read a file", "parameters": READ}],

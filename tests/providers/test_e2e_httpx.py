@@ -25,10 +25,18 @@ from py_agent.testing.mock_server import MockProviderServer
 from py_agent.transports.httpx import HttpxTransport
 
 APIS = ["openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai"]
-PROVIDER = {"openai-completions": "openai", "openai-responses": "openai", "anthropic-messages": "anthropic",
-            "google-generative-ai": "google"}
-MODEL_ID = {"openai-completions": "gpt-4o-mini", "openai-responses": "gpt-5-mini", "anthropic-messages": "claude-sonnet-4-5",
-            "google-generative-ai": "gemini-2.5-flash"}
+PROVIDER = {
+    "openai-completions": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+    "google-generative-ai": "google",
+}
+MODEL_ID = {
+    "openai-completions": "gpt-4o-mini",
+    "openai-responses": "gpt-5-mini",
+    "anthropic-messages": "claude-sonnet-4-5",
+    "google-generative-ai": "gemini-2.5-flash",
+}
 KEY = "sk-test-SECRET"
 
 
@@ -40,32 +48,58 @@ def server() -> Iterator[MockProviderServer]:
 
 
 def model_for(server: MockProviderServer, api: str) -> Model:
-    return Model.model_validate({
-        "id": MODEL_ID[api], "name": MODEL_ID[api], "api": api, "provider": PROVIDER[api], "baseUrl": server.base_url(api),
-        "reasoning": False, "input": ["text", "image"], "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000, "maxTokens": 4096,
-    })
+    return Model.model_validate(
+        {
+            "id": MODEL_ID[api],
+            "name": MODEL_ID[api],
+            "api": api,
+            "provider": PROVIDER[api],
+            "baseUrl": server.base_url(api),
+            "reasoning": False,
+            "input": ["text", "image"],
+            "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 128000,
+            "maxTokens": 4096,
+        }
+    )
 
 
 def echo_tool() -> AgentTool:
-    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None) -> AgentToolResult:
-        return AgentToolResult(content=[{"type": "text", "text": f"echo: {params['text']}"}], details={"echoed": params["text"]})
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None
+    ) -> AgentToolResult:
+        return AgentToolResult(
+            content=[{"type": "text", "text": f"echo: {params['text']}"}], details={"echoed": params["text"]}
+        )
 
-    return AgentTool(name="echo", label="Echo", description="Echo the text back",
-                     parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-                     execute=execute)
+    return AgentTool(
+        name="echo",
+        label="Echo",
+        description="Echo the text back",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        execute=execute,
+    )
 
 
 @pytest.mark.parametrize("api", APIS)
 async def test_tool_conversation_through_agent(server: MockProviderServer, api: str) -> None:
-    server.script([
-        {"content": [{"type": "text", "text": "Let me echo that."},
-                     {"type": "tool_call", "id": "call_echo_1", "name": "echo", "arguments": {"text": "ping"}}],
-         "chunk_size": 3, "usage": {"input": 20, "output": 8}},
-        {"text": "The tool said: echo: ping", "chunk_size": 5},
-    ])
-    agent = Agent(initial_state={"model": model_for(server, api), "system_prompt": "Be brief.", "tools": [echo_tool()]},
-                  get_api_key=lambda provider: KEY)
+    server.script(
+        [
+            {
+                "content": [
+                    {"type": "text", "text": "Let me echo that."},
+                    {"type": "tool_call", "id": "call_echo_1", "name": "echo", "arguments": {"text": "ping"}},
+                ],
+                "chunk_size": 3,
+                "usage": {"input": 20, "output": 8},
+            },
+            {"text": "The tool said: echo: ping", "chunk_size": 5},
+        ]
+    )
+    agent = Agent(
+        initial_state={"model": model_for(server, api), "system_prompt": "Be brief.", "tools": [echo_tool()]},
+        get_api_key=lambda provider: KEY,
+    )
     await asyncio.wait_for(agent.prompt("Please echo ping"), 20)
     messages = agent.state.messages
     roles = [m.role for m in messages]
@@ -87,10 +121,12 @@ async def test_tool_conversation_through_agent(server: MockProviderServer, api: 
 async def test_text_arrives_incrementally(server: MockProviderServer, api: str) -> None:
     text = "The quick brown fox jumps over the lazy dog."
     server.script([{"text": text, "chunk_size": 4, "delay_ms": 40}])
-    stream = stream_simple(model_for(server, api), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
-                           {"api_key": KEY})
+    stream = stream_simple(
+        model_for(server, api), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, {"api_key": KEY}
+    )
     arrivals: list[float] = []
     end = 0.0
+
     async def consume() -> None:
         nonlocal end
         async for event in stream:
@@ -98,6 +134,7 @@ async def test_text_arrives_incrementally(server: MockProviderServer, api: str) 
                 arrivals.append(time.monotonic())
             if event.type in ("done", "error"):
                 end = time.monotonic()
+
     await asyncio.wait_for(consume(), 20)
     final = await stream.result()
     assert final.stop_reason == "stop", final.error_message
@@ -123,11 +160,15 @@ FAULTS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize(("name", "fault", "options"), FAULTS, ids=[f[0] for f in FAULTS])
-async def test_faults_end_in_an_error_message(server: MockProviderServer, api: str, name: str, fault: dict[str, Any],
-                                              options: dict[str, Any]) -> None:
+async def test_faults_end_in_an_error_message(
+    server: MockProviderServer, api: str, name: str, fault: dict[str, Any], options: dict[str, Any]
+) -> None:
     server.script([{"text": "Hello there, this is a longer reply.", "chunk_size": 3, "fault": fault, "repeat": 5}])
-    stream = stream_simple(model_for(server, api), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
-                           {"api_key": KEY, **options})
+    stream = stream_simple(
+        model_for(server, api),
+        {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+        {"api_key": KEY, **options},
+    )
     kinds: list[str] = []
 
     async def consume() -> None:
@@ -155,8 +196,11 @@ async def test_faults_end_in_an_error_message(server: MockProviderServer, api: s
 async def test_abort_mid_stream_closes_the_connection(server: MockProviderServer, api: str) -> None:
     server.script([{"text": "Hello world, this goes on for a while.", "chunk_size": 3, "delay_ms": 60}])
     controller = AbortController()
-    stream = stream_simple(model_for(server, api), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
-                           {"api_key": KEY, "signal": controller.signal})
+    stream = stream_simple(
+        model_for(server, api),
+        {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+        {"api_key": KEY, "signal": controller.signal},
+    )
     kinds: list[str] = []
 
     async def consume() -> None:
@@ -177,13 +221,23 @@ async def test_abort_mid_stream_closes_the_connection(server: MockProviderServer
 EXPECTED_HEADERS = {
     "openai-completions": {"content-type", "accept", "authorization"},
     "openai-responses": {"content-type", "accept", "authorization"},
-    "anthropic-messages": {"content-type", "accept", "anthropic-version", "anthropic-dangerous-direct-browser-access", "x-api-key",
-                           "anthropic-beta"},
+    "anthropic-messages": {
+        "content-type",
+        "accept",
+        "anthropic-version",
+        "anthropic-dangerous-direct-browser-access",
+        "x-api-key",
+        "anthropic-beta",
+    },
     "google-generative-ai": {"content-type", "x-goog-api-key"},
 }
 TRANSPORT_HEADERS = {"host", "accept-encoding", "connection", "content-length"}
-KEY_HEADER = {"openai-completions": ("authorization", f"Bearer {KEY}"), "openai-responses": ("authorization", f"Bearer {KEY}"),
-              "anthropic-messages": ("x-api-key", KEY), "google-generative-ai": ("x-goog-api-key", KEY)}
+KEY_HEADER = {
+    "openai-completions": ("authorization", f"Bearer {KEY}"),
+    "openai-responses": ("authorization", f"Bearer {KEY}"),
+    "anthropic-messages": ("x-api-key", KEY),
+    "google-generative-ai": ("x-goog-api-key", KEY),
+}
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -191,7 +245,11 @@ async def test_requests_carry_only_the_needed_headers(server: MockProviderServer
     server.script([{"text": "ok"}])
     model = model_for(server, api)
     final = await asyncio.wait_for(
-        stream_simple(model, {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, {"api_key": KEY}).result(), 20)
+        stream_simple(
+            model, {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, {"api_key": KEY}
+        ).result(),
+        20,
+    )
     assert final.stop_reason == "stop", final.error_message
     (request,) = server.requests
     headers = request["headers"]
@@ -207,8 +265,8 @@ async def test_requests_carry_only_the_needed_headers(server: MockProviderServer
 
 async def test_key_goes_only_to_the_base_url() -> None:
     """Every request the providers send goes to the model's own base URL (a recording transport)."""
-    import sys
     import os
+    import sys
 
     sys.path.insert(0, os.path.dirname(__file__))
     from provider_helpers import FakeTransport, Reply
@@ -217,8 +275,11 @@ async def test_key_goes_only_to_the_base_url() -> None:
         base = "https://llm.example.test/prefix/v1"
         model = Model.model_validate({"id": "m", "api": api, "provider": "custom", "baseUrl": base, "input": ["text"]})
         transport = FakeTransport([Reply(status=401, headers={"content-type": "application/json"}, chunks=["{}"])])
-        await stream_simple(model, {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
-                            ProviderStreamOptions(api_key=KEY, http_transport=transport)).result()
+        await stream_simple(
+            model,
+            {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+            ProviderStreamOptions(api_key=KEY, http_transport=transport),
+        ).result()
         for request in transport.requests:
             assert request.url.startswith(base + "/"), request.url
             assert KEY not in request.url
@@ -231,11 +292,23 @@ async def test_httpx_transport_connection_refused() -> None:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    model = Model.model_validate({"id": "m", "api": "openai-completions", "provider": "openai",
-                                  "baseUrl": f"http://127.0.0.1:{port}/v1", "input": ["text"]})
-    final = await asyncio.wait_for(stream_simple(model, {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
-                                                 ProviderStreamOptions(api_key=KEY, max_retries=0,
-                                                                       http_transport=HttpxTransport())).result(), 20)
+    model = Model.model_validate(
+        {
+            "id": "m",
+            "api": "openai-completions",
+            "provider": "openai",
+            "baseUrl": f"http://127.0.0.1:{port}/v1",
+            "input": ["text"],
+        }
+    )
+    final = await asyncio.wait_for(
+        stream_simple(
+            model,
+            {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+            ProviderStreamOptions(api_key=KEY, max_retries=0, http_transport=HttpxTransport()),
+        ).result(),
+        20,
+    )
     assert final.stop_reason == "error" and final.error_message.startswith("Connection error: ")
 
 
@@ -243,6 +316,9 @@ async def test_cors_refusal_is_only_a_browser_matter(server: MockProviderServer)
     """With CORS refused, a non-browser client still works (CORS is enforced by browsers)."""
     server.cors = False
     server.script([{"text": "ok"}])
-    final = await stream_simple(model_for(server, "openai-completions"),
-                                {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, {"api_key": KEY}).result()
+    final = await stream_simple(
+        model_for(server, "openai-completions"),
+        {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+        {"api_key": KEY},
+    ).result()
     assert final.stop_reason == "stop"

@@ -93,21 +93,52 @@ async def test_aiter_sse() -> None:
 # §7.8
 
 PARTIAL_JSON: list[tuple[str, Any]] = [
-    ("", {}), ("   ", {}), ("{", {}), ('{"', {}), ('{"a', {}), ('{"a"', {}), ('{"a":', {}), ('{"a": ', {}),
-    ('{"a":"', {"a": ""}), ('{"a":"hel', {"a": "hel"}),
-    ('{"a":"hello"', {"a": "hello"}), ('{"a":"hello",', {"a": "hello"}), ('{"a":"hello","b', {"a": "hello"}),
+    ("", {}),
+    ("   ", {}),
+    ("{", {}),
+    ('{"', {}),
+    ('{"a', {}),
+    ('{"a"', {}),
+    ('{"a":', {}),
+    ('{"a": ', {}),
+    ('{"a":"', {"a": ""}),
+    ('{"a":"hel', {"a": "hel"}),
+    ('{"a":"hello"', {"a": "hello"}),
+    ('{"a":"hello",', {"a": "hello"}),
+    ('{"a":"hello","b', {"a": "hello"}),
     ('{"a":"hello","b":1', {"a": "hello", "b": 1}),
-    ('{"a":"x\\', {"a": "x"}), ('{"a":"x\\u00', {"a": "x"}), ('{"a":"x\\u00e9"}', {"a": "xé"}),
-    ('{"a":[', {"a": []}), ('{"a":[1,', {"a": [1]}), ('{"a":[1,2', {"a": [1, 2]}), ('{"a":{"b":', {"a": {}}),
-    ('{"a":tr', {"a": True}), ('{"a":fa', {"a": False}), ('{"a":nu', {"a": None}),
-    ('{"a":-1', {"a": -1}), ('{"a":1e5', {"a": 100000}), ('{"a":1.5e-3}', {"a": 0.0015}),
-    ('{"a":-', {}), ('{"a":0.', {}), ('{"a":1,}', {"a": 1}),
-    ('{"a":true,"b":[{"c":"d"', {"a": True, "b": [{"c": "d"}]}), ('{"a":"\\"q', {"a": '"q'}),
-    ('{"a":"line\\nbreak"}', {"a": "line\nbreak"}), ('{"a":1}}', {"a": 1}), ('{"a":1} garbage', {"a": 1}),
+    ('{"a":"x\\', {"a": "x"}),
+    ('{"a":"x\\u00', {"a": "x"}),
+    ('{"a":"x\\u00e9"}', {"a": "xé"}),
+    ('{"a":[', {"a": []}),
+    ('{"a":[1,', {"a": [1]}),
+    ('{"a":[1,2', {"a": [1, 2]}),
+    ('{"a":{"b":', {"a": {}}),
+    ('{"a":tr', {"a": True}),
+    ('{"a":fa', {"a": False}),
+    ('{"a":nu', {"a": None}),
+    ('{"a":-1', {"a": -1}),
+    ('{"a":1e5', {"a": 100000}),
+    ('{"a":1.5e-3}', {"a": 0.0015}),
+    ('{"a":-', {}),
+    ('{"a":0.', {}),
+    ('{"a":1,}', {"a": 1}),
+    ('{"a":true,"b":[{"c":"d"', {"a": True, "b": [{"c": "d"}]}),
+    ('{"a":"\\"q', {"a": '"q'}),
+    ('{"a":"line\\nbreak"}', {"a": "line\nbreak"}),
+    ('{"a":1}}', {"a": 1}),
+    ('{"a":1} garbage', {"a": 1}),
     ('{"cmd":"ls -la"}{"cmd":"pwd"}', {"cmd": "ls -la"}),
-    ("not json", {}), ("{'a':1}", {}), ('{"a": 1 "b": 2}', {}),
+    ("not json", {}),
+    ("{'a':1}", {}),
+    ('{"a": 1 "b": 2}', {}),
     # D22: non-objects become {}
-    ("[1,2", {}), ('"str', {}), ("42", {}), ("null", {}), ("true", {}), ('{"a":NaN}', {}),
+    ("[1,2", {}),
+    ('"str', {}),
+    ("42", {}),
+    ("null", {}),
+    ("true", {}),
+    ('{"a":NaN}', {}),
     # pi 0.79.10's repair of raw control characters inside strings
     ('{"a":"x\ny"}', {"a": "x\ny"}),
 ]
@@ -157,10 +188,26 @@ def test_sanitize_surrogates() -> None:
 # ---------------------------------------------------------------------------------------------
 # §7.7 transformMessages (target F-ANT, Anthropic normaliser)
 
-F_ANT = Model.model_validate({"id": "claude-sonnet-4-5", "api": "anthropic-messages", "provider": "anthropic",
-                              "baseUrl": "https://api.anthropic.com", "reasoning": True, "input": ["text", "image"]})
-F_RESP = Model.model_validate({"id": "gpt-5-mini", "api": "openai-responses", "provider": "openai",
-                               "baseUrl": "https://api.openai.com/v1", "reasoning": True, "input": ["text", "image"]})
+F_ANT = Model.model_validate(
+    {
+        "id": "claude-sonnet-4-5",
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "baseUrl": "https://api.anthropic.com",
+        "reasoning": True,
+        "input": ["text", "image"],
+    }
+)
+F_RESP = Model.model_validate(
+    {
+        "id": "gpt-5-mini",
+        "api": "openai-responses",
+        "provider": "openai",
+        "baseUrl": "https://api.openai.com/v1",
+        "reasoning": True,
+        "input": ["text", "image"],
+    }
+)
 RESP = ("openai-responses", "openai", "gpt-5-mini")
 ANT = ("anthropic-messages", "anthropic", "claude-sonnet-4-5")
 
@@ -177,11 +224,26 @@ def U(text: str) -> dict[str, Any]:
 
 def A(src: tuple[str, str, str], stop: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     api, provider, model = src
-    return {"role": "assistant", "api": api, "provider": provider, "model": model, "stopReason": stop, "content": blocks, "timestamp": 1}
+    return {
+        "role": "assistant",
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "stopReason": stop,
+        "content": blocks,
+        "timestamp": 1,
+    }
 
 
 def TR(id: str, name: str = "f") -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": id, "toolName": name, "content": [{"type": "text", "text": "r"}], "isError": False, "timestamp": 1}
+    return {
+        "role": "toolResult",
+        "toolCallId": id,
+        "toolName": name,
+        "content": [{"type": "text", "text": "r"}],
+        "isError": False,
+        "timestamp": 1,
+    }
 
 
 def call(id: str, name: str = "f") -> dict[str, Any]:
@@ -198,17 +260,33 @@ def dump(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def test_t1_cross_model_conversion() -> None:
-    messages = [U("q"), A(RESP, "toolUse", [
-        {"type": "thinking", "thinking": "deep", "thinkingSignature": "sig"},
-        {"type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "opaque", "redacted": True},
-        {"type": "thinking", "thinking": "   ", "thinkingSignature": '{"type":"reasoning"}'},
-        {"type": "text", "text": "ans", "textSignature": '{"v":1,"id":"msg_1"}'},
-        {**call("call_1|fc_+/xyz"), "thoughtSignature": "ts"},
-    ]), TR("call_1|fc_+/xyz")]
+    messages = [
+        U("q"),
+        A(
+            RESP,
+            "toolUse",
+            [
+                {"type": "thinking", "thinking": "deep", "thinkingSignature": "sig"},
+                {
+                    "type": "thinking",
+                    "thinking": "[Reasoning redacted]",
+                    "thinkingSignature": "opaque",
+                    "redacted": True,
+                },
+                {"type": "thinking", "thinking": "   ", "thinkingSignature": '{"type":"reasoning"}'},
+                {"type": "text", "text": "ans", "textSignature": '{"v":1,"id":"msg_1"}'},
+                {**call("call_1|fc_+/xyz"), "thoughtSignature": "ts"},
+            ],
+        ),
+        TR("call_1|fc_+/xyz"),
+    ]
     result = dump(transform_messages(messages, F_ANT, anthropic_normalize))
     assert result[0]["content"] == "q"
-    assert result[1]["content"] == [{"type": "text", "text": "deep"}, {"type": "text", "text": "ans"},
-                                    {"type": "toolCall", "id": "call_1_fc___xyz", "name": "f", "arguments": {}}]
+    assert result[1]["content"] == [
+        {"type": "text", "text": "deep"},
+        {"type": "text", "text": "ans"},
+        {"type": "toolCall", "id": "call_1_fc___xyz", "name": "f", "arguments": {}},
+    ]
     assert result[2]["toolCallId"] == "call_1_fc___xyz"
     assert len(result) == 3
 
@@ -228,8 +306,13 @@ def test_t3_orphaned_call_before_user() -> None:
     messages = [U("q"), A(ANT, "toolUse", [call("a"), call("b", "g")]), TR("a"), U("stop that")]
     result = dump(transform_messages(messages, F_ANT, anthropic_normalize))
     assert [m["role"] for m in result] == ["user", "assistant", "toolResult", "toolResult", "user"]
-    assert result[3] == {"role": "toolResult", "toolCallId": "b", "toolName": "g",
-                         "content": [{"type": "text", "text": "No result provided"}], "isError": True}
+    assert result[3] == {
+        "role": "toolResult",
+        "toolCallId": "b",
+        "toolName": "g",
+        "content": [{"type": "text", "text": "No result provided"}],
+        "isError": True,
+    }
 
 
 def test_t4_orphan_before_another_assistant() -> None:
@@ -245,8 +328,14 @@ def test_t5_orphan_at_the_end() -> None:
 
 
 def test_t6_errored_and_aborted_turns_dropped() -> None:
-    messages = [U("q"), A(ANT, "aborted", [{"type": "text", "text": "partial"}]), U("again"),
-                A(ANT, "error", [call("z")]), TR("z"), U("and again")]
+    messages = [
+        U("q"),
+        A(ANT, "aborted", [{"type": "text", "text": "partial"}]),
+        U("again"),
+        A(ANT, "error", [call("z")]),
+        TR("z"),
+        U("and again"),
+    ]
     result = dump(transform_messages(messages, F_ANT, anthropic_normalize))
     assert [(m["role"], m.get("content")) for m in result] == [("user", "q"), ("user", "again"), ("user", "and again")]
 

@@ -72,6 +72,9 @@ class Session:
     outcomes: list[Outcome] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
+    def __post_init__(self) -> None:
+        install_assertion_explanations()
+
     # ---- running ----
 
     async def run_file(self, path: str) -> None:
@@ -190,6 +193,48 @@ class Session:
 
 
 LETTERS = {"passed": ".", "failed": "F", "skipped": "s", "xfailed": "x", "xpassed": "X"}
+
+
+# ---- assertion explanations ----
+
+MAX_EXPLANATION_LINES = 40
+
+
+def explain_comparison(op: str, left: object, right: object) -> str | None:
+    """pytest's detailed comparison (list/dict/str diffs) for a failed rewritten assert.
+
+    pytest installs this per test through its config; without one, the runner calls
+    ``assertrepr_compare`` itself with the options its signature takes (it varies by version).
+    """
+    from _pytest.assertion import util
+
+    options: dict[str, Any] = {
+        "verbose": 1,
+        "highlighter": lambda source, lexer="python": source,
+        "assertion_text_diff_style": "ndiff",
+        "use_ascii": False,
+    }
+    try:
+        accepted = inspect.signature(util.assertrepr_compare).parameters
+        kwargs = {k: v for k, v in options.items() if k in accepted}
+        if "config" in accepted:
+            return None  # an older pytest: its explanation needs a real config
+        lines = list(
+            itertools.islice(iter(util.assertrepr_compare(op, left, right, **kwargs) or ()), MAX_EXPLANATION_LINES)
+        )
+    except Exception:
+        return None
+    if not lines:
+        return None
+    return "\n~".join(line.replace("\n", "\\n") for line in lines).replace("%", "%%")
+
+
+def install_assertion_explanations() -> None:
+    try:
+        from _pytest.assertion import util
+    except ImportError:
+        return
+    util._reprcompare = explain_comparison
 
 
 # ---- importing, as pytest's "prepend" import mode ----

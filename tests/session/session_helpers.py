@@ -100,7 +100,11 @@ def assistant(
 
 def tool_result(call_id: str, text: str, timestamp: int = 1_764_464_525_000) -> ToolResultMessage:
     return ToolResultMessage(
-        tool_call_id=call_id, tool_name="search", content=[TextContent(text=text)], details={"n": 1}, timestamp=timestamp
+        tool_call_id=call_id,
+        tool_name="search",
+        content=[TextContent(text=text)],
+        details={"n": 1},
+        timestamp=timestamp,
     )
 
 
@@ -114,7 +118,7 @@ def context_json(context: SessionContext) -> dict[str, Any]:
 
 
 def jsonl_objects(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
 ID_KEYS = ("id", "parentId", "firstKeptEntryId", "targetId", "fromId")
@@ -130,3 +134,27 @@ def remap_ids(value: Any, mapping: dict[str, str]) -> Any:
     if isinstance(value, list):
         return [remap_ids(item, mapping) for item in value]
     return value
+
+
+def build_sample() -> Session:
+    session = new_session()
+    session.append_system_prompt("You are terse.")
+    session.append_model_change("anthropic", "claude-sonnet-4-5")
+    session.append_thinking_level_change("medium")
+    first = session.append_message(user("Plan a trip to Lisbon. Then more."))
+    answer = session.append_message(assistant("Day 1: Alfama.", tool_call="call_1"))
+    session.append_message(tool_result("call_1", "Sunny, 24°C"))
+    session.append_message(
+        {"role": "artifact", "action": "create", "filename": "plan.md", "timestamp": "2026-01-01T00:00:00Z"}
+    )
+    session.append_custom("py-agent.ui", {"collapsed": [answer.id], "ratio": 0.25})
+    session.append_custom_message("reminder", "Remember the budget.", display=True)
+    session.append_label(first.id, "start")
+    session.append_session_info("Lisbon")
+    session.append_compaction("Trip planning so far.", answer.id, 1234, details={"files": []})
+    session.append_message(user("And day 2?"))
+    session.branch_before(first.id)
+    session.append_message(user("Plan a trip to Porto instead."))
+    session.branch_with_summary(answer.id, "Tried Porto.", details={"why": "curious"}, from_hook=False)
+    session.append_message(user("Back to Lisbon."))
+    return session

@@ -54,7 +54,9 @@ def test_each_type_writes_pi_key_order() -> None:
 
 
 def test_unset_optional_fields_are_left_out_and_none_is_null() -> None:
-    entry = CompactionEntry(id="a", parent_id=None, timestamp="t", summary="s", first_kept_entry_id="b", tokens_before=3)
+    entry = CompactionEntry(
+        id="a", parent_id=None, timestamp="t", summary="s", first_kept_entry_id="b", tokens_before=3
+    )
     assert entry.to_json() == {
         "type": "compaction",
         "id": "a",
@@ -65,13 +67,27 @@ def test_unset_optional_fields_are_left_out_and_none_is_null() -> None:
         "tokensBefore": 3,
     }
     custom = CustomEntry(custom_type="x", data=None, id="a", parent_id="p", timestamp="t")
-    assert custom.to_json() == {"type": "custom", "customType": "x", "data": None, "id": "a", "parentId": "p", "timestamp": "t"}
+    assert custom.to_json() == {
+        "type": "custom",
+        "customType": "x",
+        "data": None,
+        "id": "a",
+        "parentId": "p",
+        "timestamp": "t",
+    }
     label = LabelEntry(id="a", parent_id="p", timestamp="t", target_id="b")
     assert "label" not in label.to_json()
 
 
 def test_unknown_fields_are_kept_after_known_ones() -> None:
-    data = {"type": "compaction", **BASE, "summary": "s", "firstKeptEntryId": "x", "tokensBefore": 9, "usage": {"input": 1}}
+    data = {
+        "type": "compaction",
+        **BASE,
+        "summary": "s",
+        "firstKeptEntryId": "x",
+        "tokensBefore": 9,
+        "usage": {"input": 1},
+    }
     data["systemMessage"] = {"role": "system"}
     data["parent_id"] = "not the parentId"
     entry, problem = entry_from_json(data)
@@ -105,11 +121,17 @@ def test_known_type_with_invalid_fields_is_kept_as_unknown_with_a_reason() -> No
 
 def test_json_values_are_never_coerced() -> None:
     # Strict: a string is not a number, 1 is not a boolean.
-    entry, problem = entry_from_json({"type": "compaction", **BASE, "summary": "s", "firstKeptEntryId": "x", "tokensBefore": "5"})
+    entry, problem = entry_from_json(
+        {"type": "compaction", **BASE, "summary": "s", "firstKeptEntryId": "x", "tokensBefore": "5"}
+    )
     assert isinstance(entry, UnknownEntry) and problem
-    entry, problem = entry_from_json({"type": "custom_message", **BASE, "customType": "c", "content": "x", "display": 1})
+    entry, problem = entry_from_json(
+        {"type": "custom_message", **BASE, "customType": "c", "content": "x", "display": 1}
+    )
     assert isinstance(entry, UnknownEntry) and problem
-    entry, problem = entry_from_json({"type": "compaction", **BASE, "summary": "s", "firstKeptEntryId": "x", "tokensBefore": 5.5})
+    entry, problem = entry_from_json(
+        {"type": "compaction", **BASE, "summary": "s", "firstKeptEntryId": "x", "tokensBefore": 5.5}
+    )
     assert isinstance(entry, CompactionEntry) and entry.tokens_before == 5.5
 
 
@@ -150,7 +172,12 @@ def test_header() -> None:
     }
     v1 = {"type": "session", "id": "s1", "timestamp": "t", "cwd": "/p"}
     assert header_from_json(v1).to_json() == v1
-    for broken in [{"type": "message", "id": "x"}, {"type": "session"}, {"type": "session", "id": ""}, {"type": "session", "id": "x", "cwd": 3}]:
+    for broken in [
+        {"type": "message", "id": "x"},
+        {"type": "session"},
+        {"type": "session", "id": ""},
+        {"type": "session", "id": "x", "cwd": 3},
+    ]:
         with pytest.raises(EntryError):
             header_from_json(broken)
 

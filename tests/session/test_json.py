@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from session_helpers import load_json_fixture
 
 from py_agent.session import JsonError, json_parse, json_stringify
-from py_agent.session._json import format_number
+from py_agent.session._json import MAX_DEPTH, format_number
 
 
 def test_numbers_format_as_javascript_does() -> None:
@@ -45,7 +46,7 @@ def test_stringify_matches_json_stringify() -> None:
 
 def test_stringify_handles_deep_nesting_without_recursion() -> None:
     deep: object = 0.5
-    for _ in range(5000):
+    for _ in range(1500):  # beyond CPython's recursion limit, within Pyodide's stack
         deep = [deep, {"x": 1.0}]
     text = json_stringify(deep)
     assert text.startswith("[[[[") and text.endswith(',{"x":1}]')
@@ -69,5 +70,10 @@ def test_parse_refuses_what_json_parse_refuses() -> None:
 
 
 def test_parse_refuses_absurd_nesting_without_crashing() -> None:
-    with pytest.raises(JsonError):
-        json_parse("[" * 100_000 + "]" * 100_000)
+    # Pyodide's stack would overflow (a fatal error) long before a RecursionError.
+    for depth in (MAX_DEPTH + 1, 100_000):
+        with pytest.raises(JsonError, match="nested deeper"):
+            json_parse("[" * depth + "]" * depth)
+    assert json_parse("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
+    brackets_in_strings = json.dumps({"code": "{[" * 5000})
+    assert json_parse(brackets_in_strings) == {"code": "{[" * 5000}

@@ -8,14 +8,13 @@ import json
 from session_helpers import (
     Clock,
     CountingIds,
-    assistant,
+    build_sample,
     context_json,
     jsonl_objects,
     load_json_fixture,
     new_session,
     read_fixture,
     remap_ids,
-    tool_result,
     user,
 )
 
@@ -32,29 +31,6 @@ from py_agent.session import (
     load_session,
     secret_redactor,
 )
-
-
-def build_sample() -> Session:
-    session = new_session()
-    session.append_system_prompt("You are terse.")
-    session.append_model_change("anthropic", "claude-sonnet-4-5")
-    session.append_thinking_level_change("medium")
-    first = session.append_message(user("Plan a trip to Lisbon. Then more."))
-    answer = session.append_message(assistant("Day 1: Alfama.", tool_call="call_1"))
-    session.append_message(tool_result("call_1", "Sunny, 24°C"))
-    session.append_message({"role": "artifact", "action": "create", "filename": "plan.md", "timestamp": "2026-01-01T00:00:00Z"})
-    session.append_custom("py-agent.ui", {"collapsed": [answer.id], "ratio": 0.25})
-    session.append_custom_message("reminder", "Remember the budget.", display=True)
-    session.append_label(first.id, "start")
-    session.append_session_info("Lisbon")
-    session.append_compaction("Trip planning so far.", answer.id, 1234, details={"files": []})
-    session.append_message(user("And day 2?"))
-    session.branch_before(first.id)
-    session.append_message(user("Plan a trip to Porto instead."))
-    session.branch_with_summary(answer.id, "Tried Porto.", details={"why": "curious"}, from_hook=False)
-    session.append_message(user("Back to Lisbon."))
-    return session
-
 
 # ---- round trips ----
 
@@ -161,10 +137,20 @@ def test_version_3_hook_message_role_is_left_alone() -> None:
 
 def test_version_1_compaction_index_edge_cases() -> None:
     header = '{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}'
-    message = '{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}'
+    message = json.dumps({"type": "message", "timestamp": "t", "message": {"role": "user", "content": "hi"}})
     lines = [header, message]
     for index in [0, -1, 99, 1.5, "1"]:
-        lines.append(json.dumps({"type": "compaction", "timestamp": "t", "summary": "s", "firstKeptEntryIndex": index, "tokensBefore": 1}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "compaction",
+                    "timestamp": "t",
+                    "summary": "s",
+                    "firstKeptEntryIndex": index,
+                    "tokensBefore": 1,
+                }
+            )
+        )
     session = import_jsonl("\n".join(lines))
     compactions = session.entries[1:]
     # Index 0 is the header, -1/99/1.5 name nothing: pi drops the index and sets no id.
@@ -197,13 +183,18 @@ def test_malformed_lines_are_skipped_with_their_line_numbers() -> None:
 
 def test_damaged_entries_are_repaired_not_lost() -> None:
     header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}'
+
+    def msg(text: str, **base: object) -> str:
+        return json.dumps({"type": "message", **base, "message": {"role": "user", "content": text}})
+
+    t = "2026-01-01T00:00:0{}.000Z".format
     lines = [
         header,
-        '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"1"}}',
-        '{"type":"message","id":"aaaaaaaa","parentId":"aaaaaaaa","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"dup"}}',
-        '{"type":"message","parentId":"aaaaaaaa","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"no id"}}',
-        '{"type":"message","id":"bbbbbbbb","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"no parent"}}',
-        '{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","message":{"role":"user","content":"no time"}}',
+        msg("1", id="aaaaaaaa", parentId=None, timestamp=t(1)),
+        msg("dup", id="aaaaaaaa", parentId="aaaaaaaa", timestamp=t(2)),
+        msg("no id", parentId="aaaaaaaa", timestamp=t(3)),
+        msg("no parent", id="bbbbbbbb", timestamp=t(4)),
+        msg("no time", id="cccccccc", parentId="bbbbbbbb"),
         '{"type":"model_change","id":"dddddddd","parentId":"cccccccc","timestamp":"2026-01-01T00:00:06.000Z","provider":1}',
         '{"id":"eeeeeeee","parentId":null,"timestamp":"t"}',
         '{"type":"session","version":3,"id":"other"}',
@@ -241,7 +232,16 @@ def test_missing_or_broken_header() -> None:
 
 
 def test_import_never_raises_on_junk() -> None:
-    for text in ["", "\n\n", "\ufeff", "null", "[]", '{"type":"session"}', "\x00\x01", '{"type":"session","id":"x","version":1e400}']:
+    for text in [
+        "",
+        "\n\n",
+        "\ufeff",
+        "null",
+        "[]",
+        '{"type":"session"}',
+        "\x00\x01",
+        '{"type":"session","id":"x","version":1e400}',
+    ]:
         session = import_jsonl(text)
         assert isinstance(session, Session)
     assert import_jsonl(None).warnings  # type: ignore[arg-type]
@@ -338,3 +338,11 @@ def test_clock_drives_timestamps() -> None:
     entry = session.append_thinking_level_change("low")
     assert session.header.timestamp == "1970-01-01T00:00:00.000Z"
     assert entry.timestamp == "1970-01-01T00:00:01.000Z"
+
+
+def test_hostile_nesting_is_refused_per_line() -> None:
+    good = export_jsonl(build_sample()).split("\n")
+    bomb = '{"type":"custom","customType":"x","id":"ffffffff","parentId":null,"timestamp":"t","data":' + "[" * 50_000
+    session = import_jsonl("\n".join([*good[:3], bomb + "]" * 50_000, *good[3:]]))
+    assert [(w.line, "nested deeper" in w.message) for w in session.warnings] == [(4, True)]
+    assert len(session) == len(build_sample())

@@ -75,6 +75,7 @@ DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 MAX_ERROR_BODY_CHARS = 4000
 MAX_ERROR_BODY_BYTES = 1_000_000
+_REPARSE_ALWAYS = 8192
 
 
 @dataclass(kw_only=True)
@@ -413,7 +414,7 @@ class Assembler:
     current one. Raw tool-argument JSON is kept here, never on the block (D5).
     """
 
-    __slots__ = ("_current", "_raw", "model", "output", "stream")
+    __slots__ = ("_current", "_parsed", "_raw", "model", "output", "stream")
 
     def __init__(self, stream: AssistantMessageEventStream, output: AssistantMessage, model: Model) -> None:
         self.stream = stream
@@ -421,6 +422,7 @@ class Assembler:
         self.model = model
         self._current: int | None = None
         self._raw: dict[int, str] = {}
+        self._parsed: dict[int, int] = {}
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -532,7 +534,12 @@ class Assembler:
         if fragment:
             raw = self._raw.get(index, "") + fragment
             self._raw[index] = raw
-            block.arguments = parse_streaming_json(raw)
+            # Re-parsing the whole buffer on every fragment is quadratic: past 8 KB the partial
+            # arguments are refreshed once the buffer grew by 10% (close() always parses it all).
+            size = len(raw)
+            if size <= _REPARSE_ALWAYS or size >= self._parsed.get(index, 0) * 1.1:
+                self._parsed[index] = size
+                block.arguments = parse_streaming_json(raw)
         if index == self._current:
             self.stream.push(
                 ToolCallDeltaEvent.model_construct(

@@ -1,0 +1,425 @@
+"""A session's workspace: the files the agent's tools read and write.
+
+The browser has no filesystem, so each session gets a set of files (workspace path -> text or
+bytes, with a modification time) kept in a :class:`WorkspaceStore` (IndexedDB in the page,
+:class:`MemoryWorkspaceStore` in tests and in CPython). :class:`Workspace` holds the files in
+memory, writes through to its store, and tells listeners (the preview panel) what changed.
+Folders are implicit: a folder exists while a file lies under it.
+
+Workspace paths are ``/``-separated and relative to the workspace root (``notes/todo.md``).
+``/workspace/...`` is accepted as the root's absolute spelling (the ``python`` tool's working
+folder); every other absolute path, ``~``, ``..``, backslashes, drive letters, URLs and control
+characters (NUL included) are refused with a message that says why (:func:`normalize_path`).
+
+Pure: standard library and pydantic only (no filesystem, no browser).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "WORKSPACE_EXPORT_VERSION",
+    "WORKSPACE_ROOT",
+    "MemoryWorkspaceStore",
+    "Workspace",
+    "WorkspaceChange",
+    "WorkspaceError",
+    "WorkspaceFile",
+    "WorkspaceLimits",
+    "WorkspaceStore",
+    "normalize_path",
+]
+
+WORKSPACE_ROOT = "/workspace"
+"""The root's absolute spelling (the ``python`` tool's working folder); accepted in paths."""
+WORKSPACE_EXPORT_VERSION = 1
+MAX_PATH_LENGTH = 1024
+MAX_SEGMENT_LENGTH = 255
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class WorkspaceError(ValueError):
+    """A refused path or operation; the message is meant for the model and the user."""
+
+
+def normalize_path(path: Any, *, allow_root: bool = False) -> str:
+    """The canonical workspace path for ``path`` (``""`` is the root, only with ``allow_root``)."""
+    if not isinstance(path, str):
+        raise WorkspaceError(f"Invalid path: expected a string, got {type(path).__name__}")
+    shown = repr(path) if len(path) <= 200 else repr(path[:200] + "...")
+    if "\x00" in path:
+        raise WorkspaceError(f"Invalid path {shown}: NUL characters are not allowed")
+    if _CONTROL.search(path):
+        raise WorkspaceError(f"Invalid path {shown}: control characters are not allowed")
+    if "\\" in path:
+        raise WorkspaceError(f"Invalid path {shown}: backslashes are not allowed; use '/' to separate folders")
+    if len(path) > MAX_PATH_LENGTH:
+        raise WorkspaceError(f"Invalid path: longer than {MAX_PATH_LENGTH} characters")
+    candidate = path[1:] if path.startswith("@") else path  # pi strips a leading '@' (file mentions)
+    if _SCHEME.match(candidate):
+        raise WorkspaceError(f"Invalid path {shown}: URLs are not workspace paths")
+    if _DRIVE.match(candidate):
+        raise WorkspaceError(f"Absolute host path {shown} is not allowed: use a path inside the workspace")
+    if candidate.startswith("~"):
+        raise WorkspaceError(f"Home-relative path {shown} is not allowed: use a path inside the workspace")
+    if candidate.startswith("/"):
+        if candidate == WORKSPACE_ROOT or candidate.startswith(WORKSPACE_ROOT + "/"):
+            candidate = candidate[len(WORKSPACE_ROOT) :]
+        else:
+            raise WorkspaceError(
+                f"Absolute path {shown} is outside the workspace: use a workspace path such as "
+                f"'notes/todo.md' (relative to the workspace root, which is {WORKSPACE_ROOT} in the python tool)"
+            )
+    parts: list[str] = []
+    for segment in candidate.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            raise WorkspaceError(f"Invalid path {shown}: '..' is not allowed in workspace paths")
+        if len(segment) > MAX_SEGMENT_LENGTH:
+            raise WorkspaceError(f"Invalid path: a name is longer than {MAX_SEGMENT_LENGTH} characters")
+        parts.append(segment)
+    normalized = "/".join(parts)
+    if not normalized and not allow_root:
+        raise WorkspaceError(f"Invalid path {shown}: it names the workspace root, not a file")
+    return normalized
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    """One file: ``data`` is ``str`` for text, ``bytes`` for anything else; ``mtime`` in ms."""
+
+    path: str
+    data: str | bytes
+    mtime: int
+
+    @property
+    def size(self) -> int:
+        """Size in bytes (text counted as UTF-8)."""
+        return len(self.data) if isinstance(self.data, bytes) else len(self.data.encode("utf-8", "surrogatepass"))
+
+    @property
+    def is_text(self) -> bool:
+        return self.text() is not None
+
+    def text(self) -> str | None:
+        """The content as text, or ``None`` for binary data (not UTF-8, or with NUL bytes)."""
+        if isinstance(self.data, str):
+            return self.data
+        if b"\x00" in self.data[:8192]:
+            return None
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def to_bytes(self) -> bytes:
+        return self.data if isinstance(self.data, bytes) else self.data.encode("utf-8", "surrogatepass")
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path, encoding: "utf8"|"base64", data, mtime}`` (the export/storage record)."""
+        if isinstance(self.data, str):
+            return {"path": self.path, "encoding": "utf8", "data": self.data, "mtime": self.mtime}
+        return {
+            "path": self.path,
+            "encoding": "base64",
+            "data": base64.b64encode(self.data).decode("ascii"),
+            "mtime": self.mtime,
+        }
+
+    @staticmethod
+    def from_json(record: Mapping[str, Any]) -> WorkspaceFile:
+        path = normalize_path(record.get("path"))
+        encoding = record.get("encoding", "utf8")
+        raw = record.get("data")
+        if not isinstance(raw, str):
+            raise WorkspaceError(f"{path}: file data must be a string")
+        if encoding == "utf8":
+            data: str | bytes = raw
+        elif encoding == "base64":
+            try:
+                data = base64.b64decode(raw, validate=True)
+            except ValueError:
+                raise WorkspaceError(f"{path}: invalid base64 data") from None
+        else:
+            raise WorkspaceError(f"{path}: unknown encoding {encoding!r}")
+        mtime = record.get("mtime")
+        return WorkspaceFile(path, data, int(mtime) if isinstance(mtime, int | float) else now_ms())
+
+
+@runtime_checkable
+class WorkspaceStore(Protocol):
+    """Where one workspace's files are kept (one store instance per session)."""
+
+    async def load_all(self) -> list[WorkspaceFile]:
+        """Every stored file (unreadable records are skipped by the store)."""
+        ...
+
+    async def put(self, file: WorkspaceFile) -> None:
+        """Create or replace ``file.path``; raise on failure (e.g. quota exceeded)."""
+        ...
+
+    async def delete(self, path: str) -> None: ...
+
+    async def clear(self) -> None:
+        """Remove every file of this workspace."""
+        ...
+
+
+class MemoryWorkspaceStore:
+    """A :class:`WorkspaceStore` in a dict (tests, CPython, sessions that are not saved)."""
+
+    def __init__(self, files: Iterable[WorkspaceFile] = ()) -> None:
+        self.files: dict[str, WorkspaceFile] = {f.path: f for f in files}
+
+    async def load_all(self) -> list[WorkspaceFile]:
+        return list(self.files.values())
+
+    async def put(self, file: WorkspaceFile) -> None:
+        self.files[file.path] = file
+
+    async def delete(self, path: str) -> None:
+        self.files.pop(path, None)
+
+    async def clear(self) -> None:
+        self.files.clear()
+
+
+@dataclass(frozen=True)
+class WorkspaceLimits:
+    max_file_bytes: int = 25 * 1024 * 1024
+    max_total_bytes: int = 200 * 1024 * 1024
+    max_files: int = 10_000
+
+
+@dataclass(frozen=True)
+class WorkspaceChange:
+    """What changed: ``write``/``delete`` name a path; ``reset`` means reload everything."""
+
+    kind: Literal["write", "delete", "reset"]
+    path: str | None = None
+    source: str | None = None
+    """Who made the change (a tool name, ``"import"``, ...), for UIs."""
+
+
+WorkspaceListener = Callable[[WorkspaceChange], object]
+
+
+@dataclass
+class Workspace:
+    """A session's files in memory, written through to ``store``.
+
+    Reads are synchronous (the files are in memory); writes are ``async`` because they wait for
+    the store, so a write that returned is saved. Store operations run one at a time, in order.
+    """
+
+    store: WorkspaceStore = field(default_factory=MemoryWorkspaceStore)
+    limits: WorkspaceLimits = field(default_factory=WorkspaceLimits)
+    _files: dict[str, WorkspaceFile] = field(default_factory=dict, init=False, repr=False)
+    _listeners: list[WorkspaceListener] = field(default_factory=list, init=False, repr=False)
+    _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    async def open(cls, store: WorkspaceStore | None = None, limits: WorkspaceLimits | None = None) -> Workspace:
+        """A workspace holding what ``store`` has."""
+        workspace = cls(store if store is not None else MemoryWorkspaceStore(), limits or WorkspaceLimits())
+        await workspace.reload()
+        return workspace
+
+    async def reload(self) -> None:
+        """Re-read every file from the store."""
+        files = await self.store.load_all()
+        self._files = {}
+        for file in files:
+            try:
+                path = normalize_path(file.path)
+            except WorkspaceError:
+                continue  # a record that is not a valid path (written by something else): skip it
+            self._files[path] = file if path == file.path else WorkspaceFile(path, file.data, file.mtime)
+        self._notify(WorkspaceChange("reset"))
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.is_file(path)
+
+    def get(self, path: str) -> WorkspaceFile | None:
+        """The file at ``path`` or ``None`` (raises :class:`WorkspaceError` for an invalid path)."""
+        return self._files.get(normalize_path(path))
+
+    def files(self, under: str = "") -> list[WorkspaceFile]:
+        """Files under the folder ``under`` (default: all), sorted by path."""
+        prefix = normalize_path(under, allow_root=True)
+        if prefix:
+            if prefix in self._files:
+                return [self._files[prefix]]
+            prefix += "/"
+        return [self._files[p] for p in sorted(self._files) if p.startswith(prefix)]
+
+    def paths(self) -> list[str]:
+        return sorted(self._files)
+
+    def is_file(self, path: str) -> bool:
+        return normalize_path(path, allow_root=True) in self._files
+
+    def is_dir(self, path: str) -> bool:
+        folder = normalize_path(path, allow_root=True)
+        if not folder:
+            return True
+        prefix = folder + "/"
+        return any(p.startswith(prefix) for p in self._files)
+
+    def exists(self, path: str) -> bool:
+        return self.is_file(path) or self.is_dir(path)
+
+    def list_dir(self, path: str = "") -> list[tuple[str, bool]]:
+        """``(name, is_folder)`` for the direct children of a folder, in no particular order."""
+        folder = normalize_path(path, allow_root=True)
+        prefix = folder + "/" if folder else ""
+        entries: dict[str, bool] = {}
+        for p in self._files:
+            if p.startswith(prefix):
+                head, sep, _rest = p[len(prefix) :].partition("/")
+                entries[head] = entries.get(head, False) or bool(sep)
+        return list(entries.items())
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self._files.values())
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _check_write(self, path: str, data: str | bytes) -> None:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent in self._files:
+                raise WorkspaceError(f"Cannot write {path}: {parent} is a file, not a folder")
+        if path not in self._files and self.is_dir(path):
+            raise WorkspaceError(f"Cannot write {path}: it is a folder")
+        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+        if size > self.limits.max_file_bytes:
+            raise WorkspaceError(
+                f"Cannot write {path}: {size} bytes is over the workspace's limit of "
+                f"{self.limits.max_file_bytes} bytes per file"
+            )
+        old = self._files.get(path)
+        total = self.total_bytes - (old.size if old else 0) + size
+        if total > self.limits.max_total_bytes:
+            raise WorkspaceError(
+                f"Cannot write {path}: the workspace would hold {total} bytes, over its limit of "
+                f"{self.limits.max_total_bytes} bytes; delete files first"
+            )
+        if old is None and len(self._files) >= self.limits.max_files:
+            raise WorkspaceError(f"Cannot write {path}: the workspace already holds {self.limits.max_files} files")
+
+    def _store_lock(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    async def write(
+        self, path: str, data: str | bytes, *, mtime: int | None = None, source: str | None = None
+    ) -> WorkspaceFile:
+        """Create or replace a file (parent folders are implicit). Returns the stored file."""
+        if not isinstance(data, str | bytes):
+            raise WorkspaceError(f"Invalid content for {path}: expected text or bytes")
+        normalized = normalize_path(path)
+        self._check_write(normalized, data)
+        file = WorkspaceFile(normalized, bytes(data) if isinstance(data, bytes) else data, mtime or now_ms())
+        async with self._store_lock():
+            try:
+                await self.store.put(file)
+            except Exception as error:
+                raise WorkspaceError(f"Could not save {normalized}: {error}") from error
+            self._files[normalized] = file
+        self._notify(WorkspaceChange("write", normalized, source))
+        return file
+
+    async def delete(self, path: str, *, source: str | None = None) -> bool:
+        """Delete a file, or a folder with everything under it; ``False`` if nothing was there."""
+        normalized = normalize_path(path)
+        targets = [normalized] if normalized in self._files else [f.path for f in self.files(normalized)]
+        if not targets:
+            return False
+        async with self._store_lock():
+            for target in targets:
+                try:
+                    await self.store.delete(target)
+                except Exception as error:
+                    raise WorkspaceError(f"Could not delete {target}: {error}") from error
+                self._files.pop(target, None)
+        for target in targets:
+            self._notify(WorkspaceChange("delete", target, source))
+        return True
+
+    async def clear(self) -> None:
+        async with self._store_lock():
+            await self.store.clear()
+            self._files = {}
+        self._notify(WorkspaceChange("reset"))
+
+    # -- listeners --------------------------------------------------------------------------
+
+    def subscribe(self, listener: WorkspaceListener) -> Callable[[], None]:
+        """Call ``listener(change)`` after every change; returns a function that removes it."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def _notify(self, change: WorkspaceChange) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(change)
+            except Exception:  # a broken UI listener must not fail the tool that wrote the file
+                continue
+
+    # -- export / import --------------------------------------------------------------------
+
+    def export_json(self) -> dict[str, Any]:
+        """``{"version": 1, "files": [{path, encoding, data, mtime}, ...]}`` (JSON-ready)."""
+        return {"version": WORKSPACE_EXPORT_VERSION, "files": [f.to_json() for f in self.files()]}
+
+    async def import_json(self, data: Mapping[str, Any], *, replace: bool = True, source: str = "import") -> int:
+        """Load an :meth:`export_json` document (checked whole first); returns the file count."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("files"), list):
+            raise WorkspaceError("Not a workspace export: expected an object with a 'files' list")
+        version = data.get("version", WORKSPACE_EXPORT_VERSION)
+        if not isinstance(version, int) or version > WORKSPACE_EXPORT_VERSION:
+            raise WorkspaceError(f"Unsupported workspace export version {version!r}")
+        files = [WorkspaceFile.from_json(record) for record in data["files"]]
+        # A dry run in memory first, so a bad document changes nothing.
+        scratch = Workspace(MemoryWorkspaceStore([] if replace else self.files()), self.limits)
+        await scratch.reload()
+        for file in files:
+            await scratch.write(file.path, file.data, mtime=file.mtime)
+        if replace:
+            await self.clear()
+        for file in files:
+            await self.write(file.path, file.data, mtime=file.mtime, source=source)
+        return len(files)

@@ -1,0 +1,634 @@
+"""The web app's controller: what the page asks for, and what it is told.
+
+The page talks to :class:`WebApp` through one function each way, with JSON only:
+
+- page -> Python: ``await dispatch(command, args_json)`` returns a JSON string (see ``_commands``);
+  an error comes back as ``{"error": "..."}``;
+- Python -> page: ``emit(kind, payload_json)``: ``session_state``, ``transcript``, ``append``,
+  ``stream`` (a reply grew: the page pulls ``streaming_snapshot`` on its next animation frame),
+  ``tool``, ``notice``, ``unsent``, ``persisted``, ``sessions_changed``, ``key_rejected``,
+  ``panel``, ``catalog_changed``.
+
+Everything here is pure (CPython tests drive it with :class:`~py_agent.web.storage.MemoryBackend`);
+:mod:`py_agent.web.main` wires it to IndexedDB and the page.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .. import __version__
+from ..ai.custom import (
+    DEFAULT_BASE_URLS,
+    CustomProvider,
+    DiscoveryError,
+    cors_help,
+    discover_models,
+    get_custom_provider,
+    get_custom_providers,
+    register_custom_provider,
+    unregister_custom_provider,
+)
+from ..ai.models import get_builtin_providers, get_model, model_requires_api_key
+from ..ai.registry import complete_simple
+from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
+from ..session import Session, import_jsonl, load_session
+from ..session.entries import SessionHeader
+from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
+from .chat import ChatSession
+from .demo import DEMO_PROVIDER, demo_model, register_demo_model
+from .errors import friendly_error
+from .keys import KeyRing, TabKeyStore
+from .plugins import load_plugins
+from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
+from .tools_registry import panel_handler
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "WebApp"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant in a chat app that runs in the user's browser. "
+    "Answer clearly and concisely; use Markdown, with fenced code blocks for code."
+)
+KEY_TEST_PROMPT = "Reply with: ok"
+
+EmitJson = Callable[[str, str], None]
+
+
+class WebApp:
+    def __init__(
+        self,
+        backend: StorageBackend,
+        tab_keys: TabKeyStore,
+        emit: EmitJson,
+        *,
+        demo_tokens_per_second: float | None = None,
+        plugins: list[str] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.store = SessionStore(backend)
+        self.keys = KeyRing(backend, tab_keys)
+        self._emit_json = emit
+        self.settings: dict[str, Any] = {}
+        self.chat: ChatSession | None = None
+        self._demo_tps = demo_tokens_per_second
+        self._plugins = plugins
+        self.startup_notices: list[str] = []
+
+    # ---- plumbing -------------------------------------------------------------------------------
+
+    def emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "session_state" and self.chat is not None and payload.get("sessionId") == self.chat.id:
+            payload = {**payload, "model": self._summary(self.chat.model)}
+        elif (
+            kind not in ("sessions_changed", "notice", "catalog_changed")
+            and self.chat is not None
+            and payload.get("sessionId") not in (None, self.chat.id)
+        ):
+            return  # an event of a session that is no longer shown
+        self._emit_json(kind, json.dumps(payload, ensure_ascii=False))
+
+    def notice(self, text: str, level: str = "info", notice_id: str | None = None) -> None:
+        payload: dict[str, Any] = {"level": level, "text": self.keys.redact(text)}
+        if notice_id:
+            payload["id"] = notice_id
+        self.emit("notice", payload)
+
+    def _summary(self, model: Model) -> dict[str, Any]:
+        return model_summary(model, has_key=self.keys.has(model.provider))
+
+    async def dispatch(self, command: str, args_json: str = "{}") -> str:
+        """Run a page command; returns its JSON result (``{"error": ...}`` when it failed)."""
+        handler = getattr(self, f"cmd_{command}", None)
+        if handler is None:
+            return json.dumps({"error": f"Unknown command: {command}"})
+        try:
+            args = json.loads(args_json or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+            result = handler(**args)
+            if inspect.isawaitable(result):
+                result = await result
+        except StorageError as error:
+            return json.dumps({"error": describe_storage_error(error), "kind": error.kind})
+        except (ValueError, TypeError, KeyError) as error:
+            return json.dumps({"error": self.keys.redact(str(error) or type(error).__name__)})
+        return json.dumps(result if result is not None else {}, ensure_ascii=False)
+
+    # ---- start -----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        register_demo_model(**({} if self._demo_tps is None else {"tokens_per_second": self._demo_tps}))
+        self.startup_notices.extend(load_plugins(self._plugins))
+        self.settings = await self.backend.kv_all("settings")
+        await self.keys.load()
+        for name, record in (await self.backend.kv_all("providers")).items():
+            try:
+                self._register_custom(record)
+            except Exception as error:
+                self.startup_notices.append(f"Custom provider {name!r} could not be loaded: {error}")
+
+    def _register_custom(self, record: dict[str, Any]) -> CustomProvider:
+        provider = CustomProvider.model_validate(record["provider"])
+        cached = [Model.model_validate(m) for m in record.get("models") or []]
+        register_custom_provider(provider, cached or None)
+        return provider
+
+    def default_model(self) -> Model:
+        ref = self.settings.get("model")
+        if isinstance(ref, dict):
+            model = self._resolve(ref.get("provider"), ref.get("id"))
+            if model is not None:
+                return model
+        return demo_model()
+
+    def _resolve(self, provider: Any, model_id: Any) -> Model | None:
+        if not isinstance(provider, str) or not isinstance(model_id, str):
+            return None
+        model = get_model(provider, model_id)
+        if model is None:
+            custom = get_custom_provider(provider)
+            if custom is not None:
+                model = custom.make_model(model_id)
+        return model
+
+    def _system_prompt(self) -> str:
+        prompt = self.settings.get("systemPrompt")
+        return prompt if isinstance(prompt, str) else DEFAULT_SYSTEM_PROMPT
+
+    async def _set_setting(self, key: str, value: Any) -> None:
+        self.settings[key] = value
+        await self.backend.kv_put("settings", key, value)
+
+    def cmd_init(self) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "settings": self._public_settings(),
+            "firstRun": not self.settings.get("welcomed"),
+            "model": self._summary(self.default_model()),
+            "providers": self._provider_cards(),
+            "notices": self.startup_notices,
+            "defaultSystemPrompt": DEFAULT_SYSTEM_PROMPT,
+            "defaultBaseUrls": DEFAULT_BASE_URLS,
+        }
+
+    def _public_settings(self) -> dict[str, Any]:
+        return {k: v for k, v in self.settings.items() if k in ("theme", "systemPrompt", "welcomed", "model")}
+
+    def _provider_cards(self) -> list[dict[str, Any]]:
+        cards = []
+        for provider in [DEMO_PROVIDER, *get_builtin_providers()]:
+            info = provider_info(provider)
+            model = default_model_for(provider)
+            if model is None:
+                continue
+            cards.append(
+                {
+                    "provider": provider,
+                    "label": info.label,
+                    "keyUrl": info.key_url,
+                    "hasKey": self.keys.has(provider),
+                    "requiresKey": model_requires_api_key(model),
+                    "model": model.id,
+                    "modelName": model.name or model.id,
+                }
+            )
+        for custom in get_custom_providers():
+            cards.append(
+                {
+                    "provider": custom.name,
+                    "label": custom.name,
+                    "keyUrl": "",
+                    "hasKey": self.keys.has(custom.name),
+                    "requiresKey": custom.needs_api_key,
+                    "custom": True,
+                    "kind": custom.kind,
+                }
+            )
+        return cards
+
+    async def cmd_set_setting(self, key: str, value: Any) -> dict[str, Any]:
+        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs"):
+            raise ValueError(f"Unknown setting: {key}")
+        await self._set_setting(key, value)
+        return {"settings": self._public_settings()}
+
+    # ---- sessions -------------------------------------------------------------------------------
+
+    def _chat(self) -> ChatSession:
+        if self.chat is None:
+            raise ValueError("No session is open.")
+        return self.chat
+
+    def _make_chat(self, session: Session, model: Model, thinking: str, prompt: str, saved: int) -> ChatSession:
+        idle = self.settings.get("idleTimeoutMs")
+        chat = ChatSession(
+            session=session,
+            store=self.store,
+            keys=self.keys,
+            emit=self.emit,
+            model=model,
+            thinking_level=thinking,
+            system_prompt=prompt,
+            saved_count=saved,
+            **({"idle_timeout_ms": int(idle)} if isinstance(idle, int | float) else {}),
+        )
+        return chat
+
+    async def _show(self, chat: ChatSession) -> dict[str, Any]:
+        old = self.chat
+        if old is not None and old is not chat and old.streaming:
+            old.abort()
+        self.chat = chat
+        await chat.install_tools()
+        for error in chat.tool_errors:
+            self.notice(error, "warn")
+        self.emit("transcript", {"sessionId": chat.id, "items": chat.transcript()})
+        self.emit("session_state", chat.state())
+        return {"sessionId": chat.id, "persisted": chat.persisted}
+
+    async def cmd_new_session(self) -> dict[str, Any]:
+        thinking = self.settings.get("thinkingLevel")
+        chat = self._make_chat(
+            Session.create(),
+            self.default_model(),
+            thinking if isinstance(thinking, str) else "off",
+            self._system_prompt(),
+            0,
+        )
+        return await self._show(chat)
+
+    async def cmd_open_session(self, id: str) -> dict[str, Any]:
+        if self.chat is not None and self.chat.id == id:
+            return await self._show(self.chat)
+        stored = await self.store.load(id)
+        if stored is None:
+            return {"found": False}
+        session = stored.session
+        context = session.build_context()
+        warnings = [str(w) for w in stored.warnings]
+        model = None
+        if context.model is not None:
+            model = self._resolve(context.model.provider, context.model.model_id)
+            if model is None:
+                warnings.append(
+                    f"The model {context.model.provider}/{context.model.model_id} of this session is not "
+                    "available here; pick another one to continue."
+                )
+        chat = self._make_chat(
+            session,
+            model or self.default_model(),
+            context.thinking_level,
+            context.system_prompt if context.system_prompt is not None else self._system_prompt(),
+            len(session),
+        )
+        if model is not None and context.model is not None:
+            chat.agent.state.thinking_level = context.thinking_level  # as saved (clamped by ChatSession)
+        await chat.recover_draft(stored.draft)
+        result = await self._show(chat)
+        for warning in warnings:
+            self.notice(warning, "warn")
+        return {**result, "found": True, "warnings": warnings}
+
+    async def cmd_list_sessions(self, query: str = "") -> dict[str, Any]:
+        metas = await self.store.list(query)
+        return {"sessions": [m.to_json() for m in metas]}
+
+    async def _load_other(self, session_id: str) -> Session:
+        stored = await self.store.load(session_id)
+        if stored is None:
+            raise ValueError("That session no longer exists.")
+        return stored.session
+
+    async def cmd_rename_session(self, id: str, name: str) -> dict[str, Any]:
+        if self.chat is not None and self.chat.id == id:
+            await self.chat.rename(name)
+            return {"title": self.chat.session.title}
+        session = await self._load_other(id)
+        first = len(session)
+        entry = session.append_session_info(name)
+        await self.store.append(session, first, [entry], clear_draft=False)
+        self.emit("sessions_changed", {})
+        return {"title": session.title}
+
+    async def cmd_delete_session(self, id: str) -> dict[str, Any]:
+        current = self.chat is not None and self.chat.id == id
+        if current and self.chat is not None and self.chat.streaming:
+            self.chat.abort()
+            await self.chat.wait_idle()
+        await self.store.delete(id)
+        self.emit("sessions_changed", {})
+        if current:
+            await self.cmd_new_session()
+        return {"deleted": id, "wasCurrent": current}
+
+    async def cmd_export_session(self, id: str | None = None) -> dict[str, Any]:
+        if id is None or (self.chat is not None and self.chat.id == id):
+            chat = self._chat()
+            if not chat.persisted:
+                raise ValueError("This session is empty: there is nothing to export yet.")
+            text, session = chat.export(), chat.session
+        else:
+            from ..session import export_jsonl
+
+            session = await self._load_other(id)
+            text = export_jsonl(session, secrets=self.keys.secrets())
+        safe = "".join(c if c.isalnum() or c in "-_ " else "_" for c in session.title)[:40].strip() or "session"
+        return {"filename": f"{safe} {session.id[:8]}.jsonl", "text": text}
+
+    async def cmd_import_session(self, text: str) -> dict[str, Any]:
+        session = import_jsonl(text)
+        if not len(session):
+            raise ValueError("This file holds no session entries (is it a pi session .jsonl file?).")
+        warnings = [str(w) for w in session.warnings]
+        if await self.store.load(session.id) is not None:
+            # Keep both: the import becomes a copy under a new id.
+            fresh = Session.create()
+            header = SessionHeader.model_validate(
+                {**session.header.to_json(), "id": fresh.id}, by_alias=True, by_name=False
+            )
+            session = load_session(header, [e.to_json() for e in session])
+            warnings.append("A session with the same id exists; the import was saved as a copy.")
+        await self.store.append(session, 0, session.entries, clear_draft=False)
+        self.emit("sessions_changed", {})
+        return {"sessionId": session.id, "title": session.title, "warnings": warnings}
+
+    # ---- chatting -------------------------------------------------------------------------------
+
+    async def cmd_send(self, text: str) -> dict[str, Any]:
+        text = text.strip()
+        if not text:
+            return {"status": "empty"}
+        if self.chat is None:
+            await self.cmd_new_session()
+        chat = self._chat()
+        model = chat.model
+        if model_requires_api_key(model) and not self.keys.has(model.provider):
+            return {"status": "need_key", "provider": self._key_request(model.provider)}
+        chat.send(text)
+        await self._welcomed()
+        return {"status": "sent"}
+
+    async def _welcomed(self) -> None:
+        if not self.settings.get("welcomed"):
+            await self._set_setting("welcomed", True)
+
+    def cmd_queue(self, text: str, mode: str = "steer") -> dict[str, Any]:
+        text = text.strip()
+        if not text:
+            return {"status": "empty"}
+        chat = self._chat()
+        if not chat.streaming:
+            return {"status": "idle"}
+        queued = chat.queue(text, "follow_up" if mode == "follow_up" else "steer")
+        return {"status": "queued", "id": queued.id}
+
+    def cmd_unqueue(self, id: str) -> dict[str, Any]:
+        return {"text": self._chat().unqueue(id)}
+
+    def cmd_abort(self) -> dict[str, Any]:
+        if self.chat is not None:
+            self.chat.abort()
+        return {}
+
+    async def cmd_retry(self, entryId: str | None = None) -> dict[str, Any]:
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.retry(entryId)
+        return {"status": "sent"}
+
+    async def cmd_edit(self, entryId: str, text: str) -> dict[str, Any]:
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.edit(entryId, text.strip())
+        return {"status": "sent"}
+
+    async def cmd_switch_branch(self, entryId: str) -> dict[str, Any]:
+        await self._chat().switch_branch(entryId)
+        return {}
+
+    def cmd_streaming_snapshot(self) -> dict[str, Any]:
+        if self.chat is None:
+            return {"snapshot": None}
+        return {"sessionId": self.chat.id, "snapshot": self.chat.streaming_snapshot()}
+
+    async def cmd_set_model(self, provider: str, id: str) -> dict[str, Any]:
+        model = self._resolve(provider, id)
+        if model is None:
+            raise ValueError(f"Unknown model {provider}/{id}")
+        if self.chat is None:
+            await self.cmd_new_session()
+        await self._chat().set_model(model)
+        await self._set_setting("model", {"provider": model.provider, "id": model.id})
+        return {"model": self._summary(model)}
+
+    async def cmd_set_thinking(self, level: str) -> dict[str, Any]:
+        chat = self._chat()
+        await chat.set_thinking_level(level)
+        await self._set_setting("thinkingLevel", chat.thinking_level)
+        return {"thinkingLevel": chat.thinking_level}
+
+    async def cmd_set_system_prompt(self, prompt: str, default: bool = False) -> dict[str, Any]:
+        if default:
+            await self._set_setting("systemPrompt", prompt)
+        if self.chat is not None:
+            await self.chat.set_system_prompt(prompt)
+        return {}
+
+    def cmd_search_models(self, query: str = "", reasoning: bool = False, vision: bool = False) -> dict[str, Any]:
+        current = self.chat.model if self.chat is not None else self.default_model()
+        models = search_models(query, current=current, reasoning=reasoning, vision=vision, has_key=self.keys.has)
+        return {"models": [self._summary(m) for m in models]}
+
+    async def cmd_panel_message(self, panel: str, data: Any = None) -> dict[str, Any]:
+        handler = panel_handler(panel)
+        if handler is None or self.chat is None:
+            return {"handled": False}
+        result = handler(self.chat.id, data)
+        if inspect.isawaitable(result):
+            result = await result
+        return {"handled": True, "result": result}
+
+    def cmd_lock_state(self, sessionId: str, held: bool, reason: str = "") -> dict[str, Any]:
+        if self.chat is not None and self.chat.id == sessionId:
+            if held:
+                self.chat.set_writable()
+            else:
+                self.chat.set_read_only(
+                    reason or "This session is open in another tab. To avoid conflicting changes it is read-only here."
+                )
+        return {}
+
+    # ---- keys -------------------------------------------------------------------------------------
+
+    def _key_request(self, provider: str) -> dict[str, Any]:
+        info = provider_info(provider)
+        custom = get_custom_provider(provider)
+        return {
+            "provider": provider,
+            "label": info.label,
+            "keyUrl": info.key_url,
+            "keyHint": info.key_hint,
+            "custom": custom is not None,
+            "baseUrl": custom.base_url if custom is not None else "",
+        }
+
+    def cmd_key_request(self, provider: str) -> dict[str, Any]:
+        return self._key_request(provider)
+
+    def _test_model(self, provider: str) -> Model | None:
+        if self.chat is not None and self.chat.model.provider == provider:
+            return self.chat.model
+        return default_model_for(provider)
+
+    async def _test_key(self, provider: str, key: str) -> str | None:
+        """None when a minimal request with ``key`` worked, else why it did not."""
+        model = self._test_model(provider)
+        if model is None:
+            return None  # nothing to test against (a provider without models)
+        context = Context(messages=[UserMessage(content=KEY_TEST_PROMPT)])
+        message = await complete_simple(model, context, SimpleStreamOptions(api_key=key, max_tokens=64))
+        if message.stop_reason in ("error", "aborted"):
+            text = friendly_error(message.error_message or "the request failed").replace(key, "[redacted key]")
+            return self.keys.redact(text)
+        return None
+
+    async def cmd_save_key(self, provider: str, key: str, remember: bool = True, test: bool = False) -> dict[str, Any]:
+        key = key.strip()
+        if not key:
+            raise ValueError("Enter a key first.")
+        if test:
+            problem = await self._test_key(provider, key)
+            if problem is not None:
+                return {"ok": False, "problem": problem}
+        await self.keys.set(provider, key, remember)
+        self._after_keys_changed()
+        return {"ok": True, "place": self.keys.place(provider), "tested": test}
+
+    async def cmd_test_key(self, provider: str) -> dict[str, Any]:
+        key = self.keys.get(provider)
+        if key is None:
+            return {"ok": False, "problem": "No key is stored for this provider."}
+        problem = await self._test_key(provider, key)
+        return {"ok": problem is None, **({"problem": problem} if problem else {})}
+
+    async def cmd_delete_key(self, provider: str) -> dict[str, Any]:
+        await self.keys.delete(provider)
+        self._after_keys_changed()
+        return {}
+
+    async def cmd_forget_all_keys(self) -> dict[str, Any]:
+        await self.keys.forget_all()
+        self._after_keys_changed()
+        return {}
+
+    def cmd_key_status(self) -> dict[str, Any]:
+        return {"keys": self.keys.providers(), "providers": self._provider_cards()}
+
+    def _after_keys_changed(self) -> None:
+        self.emit("catalog_changed", {})
+        if self.chat is not None:
+            self.emit("session_state", self.chat.state())
+
+    # ---- custom providers ----------------------------------------------------------------------------
+
+    def cmd_custom_providers(self) -> dict[str, Any]:
+        return {
+            "providers": [
+                {
+                    **p.model_dump(mode="json", exclude={"api_key"}),
+                    "label": p.label,
+                    "needsKey": p.needs_api_key,
+                    "hasKey": self.keys.has(p.name),
+                    "models": [m.id for m in _registered_models(p.name)],
+                    "manualModels": [spec.id for spec in p.models],
+                }
+                for p in get_custom_providers()
+            ]
+        }
+
+    def _provider_from_args(self, provider: dict[str, Any]) -> CustomProvider:
+        data = {k: v for k, v in provider.items() if k not in ("apiKey", "api_key", "models") and v not in ("", None)}
+        manual = provider.get("models")
+        if isinstance(manual, list):
+            data["models"] = [m for m in manual if isinstance(m, str | dict) and m]
+        return CustomProvider.model_validate(data)
+
+    async def cmd_discover(self, provider: dict[str, Any], key: str = "") -> dict[str, Any]:
+        """Ask a (possibly not yet saved) custom provider's server for its models."""
+        custom = self._provider_from_args(provider)
+        key = key.strip() or (self.keys.get(custom.name) or "")
+        probe = custom.model_copy(update={"api_key": key or None})
+        try:
+            models = await discover_models(probe)
+        except DiscoveryError as error:
+            return {
+                "ok": False,
+                "problem": self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error)),
+            }
+        return {"ok": True, "models": [m.id for m in models]}
+
+    async def cmd_save_custom_provider(
+        self, provider: dict[str, Any], key: str = "", originalName: str | None = None, discover: bool = True
+    ) -> dict[str, Any]:
+        custom = self._provider_from_args(provider)
+        if custom.name in get_builtin_providers() or custom.name == DEMO_PROVIDER:
+            raise ValueError(f"{custom.name!r} is the name of a built-in provider: choose another name.")
+        if originalName and originalName != custom.name and get_custom_provider(custom.name) is not None:
+            raise ValueError(f"A provider called {custom.name!r} exists already.")
+        models: list[Model] = custom.to_models()
+        problem = None
+        key = key.strip()
+        if discover:
+            try:
+                probe_key = key or self.keys.get(originalName or custom.name) or None
+                discovered = await discover_models(custom.model_copy(update={"api_key": probe_key}))
+                found = {m.id for m in discovered}
+                models = discovered + [m for m in models if m.id not in found]
+            except DiscoveryError as error:
+                problem = self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error))
+        if originalName and originalName != custom.name:
+            await self.backend.kv_delete("providers", originalName)
+            unregister_custom_provider(originalName)
+            old_key = self.keys.get(originalName)
+            if old_key and not key:
+                key = old_key
+            await self.keys.delete(originalName)
+        record = {
+            "provider": custom.model_dump(mode="json", exclude={"api_key"}),
+            "models": [m.model_dump() for m in models],
+        }
+        await self.backend.kv_put("providers", custom.name, record)
+        register_custom_provider(custom, models)
+        if key:
+            await self.keys.set(custom.name, key, True)
+        self.emit("catalog_changed", {})
+        return {"ok": True, "models": [m.id for m in models], "warning": problem}
+
+    async def cmd_delete_custom_provider(self, name: str) -> dict[str, Any]:
+        await self.backend.kv_delete("providers", name)
+        unregister_custom_provider(name)
+        await self.keys.delete(name)
+        self.emit("catalog_changed", {})
+        return {}
+
+    def cmd_cors_help(self, provider: str) -> dict[str, Any]:
+        custom = get_custom_provider(provider)
+        if custom is None:
+            return {"text": ""}
+        return {"text": cors_help(custom.kind, custom.base_url)}
+
+    def cmd_provider_info(self) -> dict[str, Any]:
+        return {
+            "providers": {k: {"label": v.label, "keyUrl": v.key_url} for k, v in PROVIDER_INFO.items()},
+        }
+
+
+def _registered_models(provider: str) -> list[Model]:
+    from ..ai.models import get_registered_models
+
+    return get_registered_models(provider)

@@ -1,0 +1,574 @@
+"""One open conversation: pi's AgentSession role for the page.
+
+A :class:`ChatSession` owns an :class:`~py_agent.core.Agent`, the session tree
+(:class:`~py_agent.session.Session`) it is saved as, its tools and system prompt, and keeps the
+two in step: every message is appended as an entry when it ends and saved at once (one
+transaction: the new entries and the bounded metadata record, never a rewrite); model, thinking
+level and name changes are entries too; the reply being streamed is saved as a draft now and
+then, so a reload recovers it as an interrupted message.
+
+It reports what the page must show through ``emit(kind, payload)`` (see :mod:`py_agent.web.app`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..ai.models import clamp_thinking_level, get_supported_thinking_levels
+from ..ai.registry import stream_simple
+from ..ai.types import (
+    AssistantMessage,
+    Context,
+    Model,
+    SimpleStreamOptions,
+    TextContent,
+    UserMessage,
+    now_ms,
+    role_of,
+)
+from ..core import Agent
+from ..session import (
+    CustomEntry,
+    Entry,
+    MessageEntry,
+    Session,
+    convert_to_llm,
+    export_jsonl,
+    message_to_json,
+    new_entry_id,
+    now_iso,
+    to_json_value,
+)
+from .keys import KeyRing
+from .storage import SessionStore, StorageError, describe_storage_error
+from .tools_registry import ToolHost, build_tools
+
+__all__ = ["INTERRUPTED_MESSAGE", "ChatSession", "Emit", "QueuedMessage"]
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+INTERRUPTED_MESSAGE = "Interrupted: the page was closed or reloaded while this reply was being written."
+DRAFT_INTERVAL_S = 0.5
+DEFAULT_IDLE_TIMEOUT_MS = 120_000
+
+
+@dataclass
+class QueuedMessage:
+    id: str
+    text: str
+    mode: str  # "steer" | "follow_up"
+    message: UserMessage = field(repr=False)
+
+
+def _user_message(text: str) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text)], timestamp=now_ms())
+
+
+class ChatSession:
+    """The agent, the session tree and their storage, for one conversation."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        store: SessionStore,
+        keys: KeyRing,
+        emit: Emit,
+        model: Model,
+        thinking_level: str,
+        system_prompt: str,
+        saved_count: int,
+        idle_timeout_ms: int = DEFAULT_IDLE_TIMEOUT_MS,
+    ) -> None:
+        self.session = session
+        self.store = store
+        self.keys = keys
+        self._emit = emit
+        self.system_prompt = system_prompt
+        self.idle_timeout_ms = idle_timeout_ms
+        self.read_only = False
+        self.read_only_reason = ""
+        self._saved_count = saved_count
+        self._unsaved: list[Entry] = []
+        self._save_error: str | None = None
+        self._queue: list[QueuedMessage] = []
+        self._task: asyncio.Task[Any] | None = None
+        self._draft_saved_at = 0.0
+        self._stream_parent: str | None = None
+        self._stream_notified = False
+        self._tool_status: dict[str, dict[str, Any]] = {}
+        self.tool_errors: list[str] = []
+        level = clamp_thinking_level(model, thinking_level)
+        self.agent = Agent(
+            initial_state={
+                "system_prompt": system_prompt,
+                "model": model,
+                "thinking_level": level,
+                "messages": session.build_context().agent_messages(),
+            },
+            convert_to_llm=convert_to_llm,
+            get_api_key=self._api_key,
+            stream_fn=self._stream,
+            session_id=session.id,
+        )
+        self.agent.subscribe(self._on_event)
+
+    # ---- construction -----------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def persisted(self) -> bool:
+        """True once the session has been written (at its first message)."""
+        return self._saved_count > 0 or bool(self._unsaved)
+
+    @property
+    def model(self) -> Model:
+        return self.agent.state.model
+
+    @property
+    def thinking_level(self) -> str:
+        return self.agent.state.thinking_level
+
+    @property
+    def streaming(self) -> bool:
+        return self.agent.state.is_streaming or (self._task is not None and not self._task.done())
+
+    async def install_tools(self) -> None:
+        host = ToolHost(
+            session_id=self.id,
+            get_model=lambda: self.model,
+            get_thinking_level=lambda: self.thinking_level,
+            get_api_key=self.keys.get,
+            append_custom_entry=self.append_custom_entry,
+            custom_entries=self.custom_entries,
+            post_to_panel=lambda panel, data: self._emit(
+                "panel", {"sessionId": self.id, "panel": panel, "action": "message", "data": data}
+            ),
+            open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
+        )
+        tools, self.tool_errors = await build_tools(host)
+        self.agent.state.tools = tools
+
+    async def recover_draft(self, draft: dict[str, Any] | None) -> None:
+        """Save the reply that was streaming when the page went away, marked interrupted."""
+        if not draft or self.read_only:
+            return
+        message = draft.get("message")
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            await self._delete_draft()
+            return
+        message = {**message, "stopReason": "aborted", "errorMessage": INTERRUPTED_MESSAGE}
+        parent = draft.get("parentId")
+        if not (isinstance(parent, str) and parent in self.session):
+            parent = self.session.leaf_id
+        entry = MessageEntry(id=self.session.new_entry_id(), parent_id=parent, timestamp=now_iso(), message=message)
+        self.session.append(entry)
+        self._unsaved.append(entry)
+        await self._persist(clear_draft=True)
+        self._reset_agent_messages()
+
+    # ---- hooks for the agent ----------------------------------------------------------------
+
+    def _api_key(self, provider: str) -> str | None:
+        return self.keys.get(provider)
+
+    def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+        if options.idle_timeout_ms is None and self.idle_timeout_ms:
+            options = replace(options, idle_timeout_ms=self.idle_timeout_ms)
+        return stream_simple(model, context, options)
+
+    async def _on_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_update":
+            await self._on_stream_update(event.message)
+        elif kind == "message_start":
+            message = event.message
+            role = role_of(message)
+            if role == "user":
+                self._delivered(message)
+            elif role == "assistant":
+                self._stream_parent = self.session.leaf_id
+                self._draft_saved_at = time.monotonic()
+                self._notify_stream()
+        elif kind == "message_end":
+            await self._on_message_end(event.message)
+        elif kind == "tool_execution_start":
+            self._tool(event.tool_call_id, "running", args=event.args)
+        elif kind == "tool_execution_update":
+            self._tool(event.tool_call_id, "running", partial=_plain(event.partial_result))
+        elif kind == "tool_execution_end":
+            self._tool(event.tool_call_id, "error" if event.is_error else "done")
+        elif kind == "agent_end":
+            self._on_agent_end()
+        if kind in ("agent_start", "turn_start", "turn_end", "message_end", "agent_end"):
+            self._emit_state()
+
+    def _notify_stream(self) -> None:
+        if not self._stream_notified:
+            self._stream_notified = True
+            self._emit("stream", {"sessionId": self.id})
+
+    async def _on_stream_update(self, message: Any) -> None:
+        self._notify_stream()
+        if self.read_only or not self.persisted:
+            return
+        now = time.monotonic()
+        if now - self._draft_saved_at >= DRAFT_INTERVAL_S:
+            self._draft_saved_at = now
+            # The draft is a best effort; the message itself is saved when it ends.
+            with contextlib.suppress(StorageError):
+                await self.store.save_draft(
+                    self.id, {"parentId": self._stream_parent, "message": self._scrubbed_json(message)}
+                )
+
+    async def _on_message_end(self, message: Any) -> None:
+        role = role_of(message)
+        if role == "assistant" and isinstance(message, AssistantMessage) and message.error_message:
+            message.error_message = self.keys.redact(message.error_message)
+        entry = self.session.append_message(message)
+        self._unsaved.append(entry)
+        self._emit("append", {"sessionId": self.id, "item": self.item(entry)})
+        await self._persist(clear_draft=role == "assistant")
+        if role == "assistant":
+            self._stream_notified = False
+            if isinstance(message, AssistantMessage) and message.stop_reason == "error":
+                self._check_key_rejected(message)
+
+    def _check_key_rejected(self, message: AssistantMessage) -> None:
+        text = (message.error_message or "").lower()
+        markers = ("401", "403", "invalid api key", "invalid x-api-key", "incorrect api key", "authentication")
+        if any(marker in text for marker in markers) and self.keys.has(message.provider):
+            self._emit("key_rejected", {"provider": message.provider, "error": message.error_message})
+
+    def _delivered(self, message: Any) -> None:
+        before = len(self._queue)
+        self._queue = [q for q in self._queue if q.message is not message]
+        if len(self._queue) != before:
+            self._emit_state()
+
+    def _on_agent_end(self) -> None:
+        self._stream_notified = False
+        if self._queue:
+            # The run ended (stopped or failed) before delivering them: hand the text back.
+            texts = [q.text for q in self._queue]
+            self._queue = []
+            self.agent.clear_all_queues()
+            self._emit("unsent", {"sessionId": self.id, "texts": texts})
+
+    def _tool(self, tool_call_id: str, status: str, **extra: Any) -> None:
+        state = {"toolCallId": tool_call_id, "status": status, **{k: v for k, v in extra.items() if v is not None}}
+        if "args" in state:
+            state["args"] = _plain(state["args"])
+        self._tool_status[tool_call_id] = state
+        self._emit("tool", {"sessionId": self.id, **state})
+
+    # ---- persistence ----------------------------------------------------------------------------
+
+    async def _persist(self, *, clear_draft: bool = False) -> bool:
+        """Write every entry not saved yet (in order) with the metadata. On failure the entries
+        stay queued and are written with the next save; the page is told once."""
+        if self.read_only or not self._unsaved:
+            return True
+        pending = list(self._unsaved)
+        try:
+            await self.store.append(self.session, self._saved_count, pending, clear_draft=clear_draft)
+        except StorageError as error:
+            if error.kind == "conflict":
+                self.set_read_only(describe_storage_error(error))
+            message = describe_storage_error(error)
+            if message != self._save_error:
+                self._save_error = message
+                self._emit("notice", {"level": "error", "text": message, "id": "save-error"})
+            return False
+        except Exception as error:  # a backend bug must not stop the conversation
+            self._emit("notice", {"level": "error", "text": f"Saving failed: {error}", "id": "save-error"})
+            return False
+        self._saved_count += len(pending)
+        del self._unsaved[: len(pending)]
+        if self._save_error is not None:
+            self._save_error = None
+            self._emit("notice", {"level": "info", "text": "Saved again: nothing was lost.", "id": "save-error"})
+        if self._saved_count == len(pending):
+            self._emit("persisted", {"sessionId": self.id})
+        self._emit("sessions_changed", {})
+        return True
+
+    async def _save_record(self) -> None:
+        if self.read_only or not self.persisted:
+            return
+        try:
+            await self.store.save_record(self.session)
+        except StorageError as error:
+            self._emit("notice", {"level": "error", "text": describe_storage_error(error), "id": "save-error"})
+
+    async def _delete_draft(self) -> None:
+        with contextlib.suppress(StorageError):
+            await self.store.delete_draft(self.id)
+
+    def _write_prelude(self) -> None:
+        """The entries a session starts with: its system prompt, model and thinking level."""
+        self._unsaved.append(self.session.append_system_prompt(self.system_prompt))
+        self._unsaved.append(self.session.append_model_change(self.model.provider, self.model.id))
+        self._unsaved.append(self.session.append_thinking_level_change(self.thinking_level))
+
+    async def append_custom_entry(self, custom_type: str, data: Any) -> None:
+        if self.read_only:
+            return
+        if not self.persisted:
+            self._write_prelude()
+        self._unsaved.append(self.session.append_custom(custom_type, data))
+        await self._persist()
+
+    def custom_entries(self, custom_type: str) -> list[Any]:
+        return [e.data for e in self.session.path() if isinstance(e, CustomEntry) and e.custom_type == custom_type]
+
+    def set_read_only(self, reason: str) -> None:
+        self.read_only = True
+        self.read_only_reason = reason
+        if self.streaming:
+            self.agent.abort()
+        self._emit_state()
+
+    def set_writable(self) -> None:
+        self.read_only = False
+        self.read_only_reason = ""
+        self._emit_state()
+
+    # ---- actions ----------------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ValueError(self.read_only_reason or "This session is read-only here.")
+
+    def _check_idle(self) -> None:
+        if self.streaming:
+            raise ValueError("Wait for the reply to finish, or stop it, first.")
+
+    def _run(self, coroutine: Any) -> None:
+        async def runner() -> None:
+            try:
+                await coroutine
+            except Exception as error:
+                self._emit("notice", {"level": "error", "text": self.keys.redact(str(error))})
+            finally:
+                self._emit_state()
+
+        self._task = asyncio.ensure_future(runner())
+
+    async def wait_idle(self) -> None:
+        """Until the current run (if any) has finished and been saved."""
+        task = self._task
+        if task is not None:
+            await asyncio.shield(task)
+
+    def send(self, text: str) -> None:
+        """Start a run with a new user message (the caller checked that a key is there)."""
+        self._check_writable()
+        self._check_idle()
+        if not self.persisted:
+            self._write_prelude()
+        self._run(self.agent.prompt(_user_message(text)))
+        self._emit_state()
+
+    def queue(self, text: str, mode: str) -> QueuedMessage:
+        """Queue a message while a reply streams: ``steer`` (after the current step) or
+        ``follow_up`` (when the agent would stop)."""
+        self._check_writable()
+        message = _user_message(text)
+        queued = QueuedMessage(new_entry_id(set()), text, mode, message)
+        if mode == "steer":
+            self.agent.steer(message)
+        else:
+            self.agent.follow_up(message)
+        self._queue.append(queued)
+        self._emit_state()
+        return queued
+
+    def unqueue(self, queued_id: str) -> str | None:
+        """Take a queued message back (returns its text)."""
+        item = next((q for q in self._queue if q.id == queued_id), None)
+        if item is None:
+            return None
+        self._queue.remove(item)
+        self.agent.clear_all_queues()
+        for q in self._queue:
+            (self.agent.steer if q.mode == "steer" else self.agent.follow_up)(q.message)
+        self._emit_state()
+        return item.text
+
+    def abort(self) -> None:
+        self.agent.abort()
+
+    def _reset_agent_messages(self) -> None:
+        self.agent.state.messages = self.session.build_context().agent_messages()
+
+    async def retry(self, entry_id: str | None = None) -> None:
+        """Ask again for a reply that failed or was stopped: a new branch beside it (the failed
+        reply stays in the session, on its own branch)."""
+        self._check_writable()
+        self._check_idle()
+        target = self.session.get(entry_id) if entry_id else self.session.leaf
+        if not isinstance(target, MessageEntry) or target.message.get("role") != "assistant":
+            raise ValueError("Only a reply can be retried.")
+        self.session.branch_before(target.id)
+        self._reset_agent_messages()
+        messages = self.agent.state.messages
+        if not messages or role_of(messages[-1]) == "assistant":
+            raise ValueError("There is no message to answer.")
+        await self._save_record()
+        self._emit_transcript()
+        self._run(self.agent.continue_())
+
+    async def edit(self, entry_id: str, text: str) -> None:
+        """Resend an earlier user message with new text: a branch from the point before it."""
+        self._check_writable()
+        self._check_idle()
+        target = self.session.get(entry_id)
+        if not isinstance(target, MessageEntry) or target.message.get("role") != "user":
+            raise ValueError("Only your own messages can be edited.")
+        self.session.branch_before(entry_id)
+        self._reset_agent_messages()
+        await self._save_record()
+        self._emit_transcript()
+        self.send(text)
+
+    async def switch_branch(self, entry_id: str) -> None:
+        """Show the branch through ``entry_id`` (its most recent leaf)."""
+        self._check_idle()
+        self.session.branch(self.session.latest_leaf(entry_id))
+        self._reset_agent_messages()
+        await self._save_record()
+        self._emit_transcript()
+        self._emit_state()
+
+    async def set_model(self, model: Model) -> None:
+        self._check_idle()
+        current = self.model
+        level = clamp_thinking_level(model, self.thinking_level)
+        if current.provider == model.provider and current.id == model.id and level == self.thinking_level:
+            self.agent.state.model = model
+            return
+        self.agent.state.model = model
+        changed_level = level != self.thinking_level
+        self.agent.state.thinking_level = level
+        if self.persisted and not self.read_only:
+            self._unsaved.append(self.session.append_model_change(model.provider, model.id))
+            if changed_level:
+                self._unsaved.append(self.session.append_thinking_level_change(level))
+            await self._persist()
+        self._emit_state()
+
+    async def set_thinking_level(self, level: str) -> None:
+        self._check_idle()
+        level = clamp_thinking_level(self.model, level)
+        if level == self.thinking_level:
+            return
+        self.agent.state.thinking_level = level
+        if self.persisted and not self.read_only:
+            self._unsaved.append(self.session.append_thinking_level_change(level))
+            await self._persist()
+        self._emit_state()
+
+    async def rename(self, name: str) -> None:
+        self._check_writable()
+        if not self.persisted:
+            self._write_prelude()
+        self._unsaved.append(self.session.append_session_info(name))
+        await self._persist()
+        self._emit_state()
+
+    async def set_system_prompt(self, prompt: str) -> None:
+        self._check_writable()
+        self._check_idle()
+        self.system_prompt = prompt
+        self.agent.state.system_prompt = prompt
+        if self.persisted:
+            self._unsaved.append(self.session.append_system_prompt(prompt))
+            await self._persist()
+        self._emit_state()
+
+    def export(self) -> str:
+        """The session as pi's ``.jsonl``, with every stored key scrubbed as a safety net."""
+        return export_jsonl(self.session, secrets=self.keys.secrets())
+
+    # ---- what the page shows ----------------------------------------------------------------
+
+    def _scrubbed_json(self, message: Any) -> dict[str, Any]:
+        data = message_to_json(message)
+        error = data.get("errorMessage")
+        if isinstance(error, str):
+            data["errorMessage"] = self.keys.redact(error)
+        return data
+
+    def item(self, entry: MessageEntry) -> dict[str, Any]:
+        """One message of the transcript: the entry's message, its id, and the alternatives at
+        its place in the tree (edits of a user message, retries of a reply)."""
+        item: dict[str, Any] = {"entryId": entry.id, "message": entry.message}
+        role = entry.message.get("role")
+        siblings = [
+            s.id
+            for s in self.session.children(entry.parent_id)
+            if isinstance(s, MessageEntry) and s.message.get("role") == role
+        ]
+        if len(siblings) > 1:
+            item["branch"] = {"index": siblings.index(entry.id), "count": len(siblings), "ids": siblings}
+        return item
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return [self.item(entry) for entry in self.session.path() if isinstance(entry, MessageEntry)]
+
+    def streaming_snapshot(self) -> dict[str, Any] | None:
+        self._stream_notified = False
+        message = self.agent.state.streaming_message
+        if message is None or role_of(message) != "assistant":
+            return None
+        return {"message": self._scrubbed_json(message), "tools": list(self._tool_status.values())}
+
+    def state(self) -> dict[str, Any]:
+        meta = self.session.metadata
+        usage = meta.usage
+        return {
+            "sessionId": self.id,
+            "persisted": self.persisted,
+            "title": meta.title if self.persisted else "",
+            "name": meta.name,
+            "streaming": self.streaming,
+            "readOnly": self.read_only,
+            "readOnlyReason": self.read_only_reason,
+            "thinkingLevel": self.thinking_level,
+            "thinkingLevels": list(get_supported_thinking_levels(self.model)),
+            "queue": [{"id": q.id, "text": q.text, "mode": q.mode} for q in self._queue],
+            "usage": {
+                "input": usage.input,
+                "output": usage.output,
+                "cacheRead": usage.cache_read,
+                "cacheWrite": usage.cache_write,
+                "cost": usage.cost.total,
+            },
+            "messageCount": meta.message_count,
+            "systemPrompt": self.system_prompt,
+            "unsaved": len(self._unsaved),
+            "error": self.keys.redact(self.agent.state.error_message or ""),
+            "tools": [getattr(tool, "name", "") for tool in self.agent.state.tools],
+        }
+
+    def _emit_state(self) -> None:
+        self._emit("session_state", self.state())
+
+    def _emit_transcript(self) -> None:
+        self._emit("transcript", {"sessionId": self.id, "items": self.transcript()})
+
+
+def _plain(value: Any) -> Any:
+    try:
+        return to_json_value(value)
+    except TypeError:
+        return str(value)

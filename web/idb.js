@@ -1,0 +1,217 @@
+// IndexedDB for py-agent: the versioned schema and the few transactions the Python storage layer
+// (py_agent/web/storage.py, through py_agent/web/idb.py) needs. Values cross into Python as
+// strings (JSON, or entry lines joined by "\n"), so one call moves one string, however many
+// records it touches.
+//
+// Schema versions: UPGRADES[i] takes the database from version i to i + 1, inside the upgrade
+// transaction. Never edit a released step: add the next one (create stores or indexes, transform
+// records with the transaction's cursors). Opening runs every step the stored database lacks.
+
+export const DB_NAME = "py-agent";
+
+export const UPGRADES = [
+  // 1: sessions as pi's entries (one record per entry), metadata, drafts, settings, keys, providers.
+  (db) => {
+    const sessions = db.createObjectStore("sessions", { keyPath: "id" });
+    sessions.createIndex("updated", "updated");
+    db.createObjectStore("entries", { keyPath: ["sessionId", "seq"] });
+    db.createObjectStore("drafts", { keyPath: "sessionId" });
+    db.createObjectStore("settings");
+    db.createObjectStore("keys");
+    db.createObjectStore("providers");
+  },
+];
+
+export const SCHEMA_VERSION = UPGRADES.length;
+
+const KV_STORES = new Set(["settings", "keys", "providers"]);
+
+function storageError(error, fallback = "Storage failed") {
+  const e = error instanceof Error || error instanceof DOMException ? error : new Error(String(error ?? fallback));
+  const wrapped = new Error(`${e.name || "Error"}: ${e.message || fallback}`);
+  wrapped.name = e.name || "Error";
+  return wrapped;
+}
+
+function request(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(storageError(req.error));
+  });
+}
+
+function done(tx) {
+  // Resolves when the transaction has committed: a commit-time failure (quota) rejects.
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(storageError(tx.error, "Transaction aborted"));
+    tx.onerror = (event) => event.preventDefault?.(); // reported by onabort, once
+  });
+}
+
+function sessionRange(sessionId) {
+  return IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]);
+}
+
+export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersionChange } = {}) {
+  return new Promise((resolve, reject) => {
+    let req;
+    try {
+      req = indexedDB.open(name, version);
+    } catch (error) {
+      reject(storageError(error, "IndexedDB is not available"));
+      return;
+    }
+    req.onupgradeneeded = (event) => {
+      const db = req.result;
+      for (let v = event.oldVersion; v < version; v += 1) UPGRADES[v](db, req.transaction);
+    };
+    req.onblocked = () => {
+      const error = new Error("blocked: another tab keeps an older version of the app open");
+      error.name = "BlockedError";
+      reject(error);
+    };
+    req.onerror = () => reject(storageError(req.error, "IndexedDB could not be opened"));
+    req.onsuccess = () => {
+      const db = req.result;
+      db.onversionchange = () => {
+        db.close();
+        onVersionChange?.();
+      };
+      resolve(new Storage(db));
+    };
+  });
+}
+
+export class Storage {
+  constructor(db) {
+    this.db = db;
+  }
+
+  close() {
+    this.db.close();
+  }
+
+  async appendEntries(sessionId, firstSeq, linesJson, recordJson, clearDraft) {
+    const lines = JSON.parse(linesJson);
+    const record = JSON.parse(recordJson);
+    const tx = this.db.transaction(["entries", "sessions", "drafts"], "readwrite", { durability: "strict" });
+    const finished = done(tx);
+    const entries = tx.objectStore("entries");
+    lines.forEach((line, i) => entries.add({ sessionId, seq: firstSeq + i, line }));
+    tx.objectStore("sessions").put(record);
+    if (clearDraft) tx.objectStore("drafts").delete(sessionId);
+    await finished;
+  }
+
+  async putSessionRecord(recordJson) {
+    const tx = this.db.transaction("sessions", "readwrite");
+    const finished = done(tx);
+    tx.objectStore("sessions").put(JSON.parse(recordJson));
+    await finished;
+  }
+
+  async loadSession(sessionId) {
+    const tx = this.db.transaction(["sessions", "entries", "drafts"], "readonly");
+    const [record, entries, draft] = await Promise.all([
+      request(tx.objectStore("sessions").get(sessionId)),
+      request(tx.objectStore("entries").getAll(sessionRange(sessionId))),
+      request(tx.objectStore("drafts").get(sessionId)),
+    ]);
+    if (!record) return null;
+    // A damaged record (not an object, no line) becomes an empty line: the Python side warns and skips it.
+    const lines = entries.map((e) => (e && typeof e.line === "string" ? e.line.replace(/\n/g, " ") : ""));
+    return {
+      record: JSON.stringify(record),
+      lines: lines.join("\n"),
+      count: lines.length,
+      draft: draft && typeof draft.message === "string" ? draft.message : null,
+    };
+  }
+
+  async listSessions() {
+    const tx = this.db.transaction("sessions", "readonly");
+    const records = await request(tx.objectStore("sessions").index("updated").getAll());
+    const metas = [];
+    for (let i = records.length - 1; i >= 0; i -= 1) {
+      const r = records[i];
+      metas.push(r && typeof r.meta === "object" && r.meta ? r.meta : { id: r?.id ?? null, corrupt: "no metadata" });
+    }
+    // Records without an `updated` value are not in the index: add them at the end.
+    if (records.length !== (await request(this.db.transaction("sessions").objectStore("sessions").count()))) {
+      const all = await request(this.db.transaction("sessions").objectStore("sessions").getAll());
+      const seen = new Set(records.map((r) => r.id));
+      for (const r of all) if (!seen.has(r.id)) metas.push(r?.meta ?? { id: r?.id ?? null, corrupt: "no metadata" });
+    }
+    return JSON.stringify(metas);
+  }
+
+  async deleteSession(sessionId) {
+    const tx = this.db.transaction(["sessions", "entries", "drafts"], "readwrite");
+    const finished = done(tx);
+    tx.objectStore("sessions").delete(sessionId);
+    tx.objectStore("entries").delete(sessionRange(sessionId));
+    tx.objectStore("drafts").delete(sessionId);
+    await finished;
+  }
+
+  async putDraft(sessionId, message) {
+    const tx = this.db.transaction("drafts", "readwrite");
+    const finished = done(tx);
+    tx.objectStore("drafts").put({ sessionId, message, savedAt: Date.now() });
+    await finished;
+  }
+
+  async deleteDraft(sessionId) {
+    const tx = this.db.transaction("drafts", "readwrite");
+    const finished = done(tx);
+    tx.objectStore("drafts").delete(sessionId);
+    await finished;
+  }
+
+  checkStore(store) {
+    if (!KV_STORES.has(store)) throw new Error(`not a key/value store: ${store}`);
+  }
+
+  async kvGet(store, key) {
+    this.checkStore(store);
+    const value = await request(this.db.transaction(store).objectStore(store).get(key));
+    return value === undefined ? null : JSON.stringify(value);
+  }
+
+  async kvPut(store, key, json) {
+    this.checkStore(store);
+    const tx = this.db.transaction(store, "readwrite");
+    const finished = done(tx);
+    tx.objectStore(store).put(JSON.parse(json), key);
+    await finished;
+  }
+
+  async kvDelete(store, key) {
+    this.checkStore(store);
+    const tx = this.db.transaction(store, "readwrite");
+    const finished = done(tx);
+    tx.objectStore(store).delete(key);
+    await finished;
+  }
+
+  async kvAll(store) {
+    this.checkStore(store);
+    const tx = this.db.transaction(store);
+    const os = tx.objectStore(store);
+    const [keys, values] = await Promise.all([request(os.getAllKeys()), request(os.getAll())]);
+    const out = {};
+    keys.forEach((k, i) => {
+      out[String(k)] = values[i];
+    });
+    return JSON.stringify(out);
+  }
+
+  async kvClear(store) {
+    this.checkStore(store);
+    const tx = this.db.transaction(store, "readwrite");
+    const finished = done(tx);
+    tx.objectStore(store).clear();
+    await finished;
+  }
+}

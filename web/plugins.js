@@ -1,0 +1,5 @@
+// Front-end parts of plugins: each module imported here registers tool renderers and side panels
+// (see ui/extensions.js). The Python side of a plugin is listed in py_agent/web/plugins.py.
+//
+// Example: import "./sandbox/panel.js";
+export {};

@@ -1,0 +1,96 @@
+// Workspace files in IndexedDB: database "py-agent-workspaces", apart from the app's own
+// database, so a workspace can be cleared or quota-checked on its own.
+//
+// Store "files", key [sessionId, path], record {session, path, kind: "text"|"bytes", data:
+// string|Uint8Array, mtime}. Python's IndexedDBWorkspaceStore (py_agent/web/workspace_store.py)
+// calls these functions; every one returns a Promise and rejects with a readable Error.
+
+const DB_NAME = "py-agent-workspaces";
+const DB_VERSION = 1;
+const STORE = "files";
+
+let opening = null;
+
+function describe(error) {
+  if (error?.name === "QuotaExceededError") {
+    return new Error("The browser's storage is full (quota exceeded): delete files or sessions to make room");
+  }
+  return error instanceof Error ? error : new Error(String(error?.message ?? error));
+}
+
+export function openDb() {
+  opening ??= new Promise((resolve, reject) => {
+    let request;
+    try {
+      request = indexedDB.open(DB_NAME, DB_VERSION);
+    } catch (error) {
+      reject(describe(error));
+      return;
+    }
+    request.onupgradeneeded = () => {
+      const db = request.result;
+      if (!db.objectStoreNames.contains(STORE)) {
+        const store = db.createObjectStore(STORE, { keyPath: ["session", "path"] });
+        store.createIndex("session", "session", { unique: false });
+      }
+    };
+    request.onsuccess = () => {
+      const db = request.result;
+      db.onversionchange = () => {
+        db.close();
+        opening = null;
+      };
+      resolve(db);
+    };
+    request.onerror = () => reject(describe(request.error));
+    request.onblocked = () => reject(new Error("The workspace database is blocked by another tab: close it and reload"));
+  });
+  opening.catch(() => {
+    opening = null;
+  });
+  return opening;
+}
+
+async function transaction(mode, work) {
+  const db = await openDb();
+  const tx = db.transaction(STORE, mode);
+  const store = tx.objectStore(STORE);
+  const result = work(store);
+  await new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onerror = () => reject(describe(tx.error));
+    tx.onabort = () => reject(describe(tx.error ?? new Error("The workspace transaction was aborted")));
+  });
+  return result instanceof IDBRequest ? result.result : result;
+}
+
+function range(session) {
+  // [session] sorts before every [session, path] and [session, []] after (arrays follow strings).
+  return IDBKeyRange.bound([session], [session, []]);
+}
+
+/** Every file of a session: [{path, kind, data, mtime}]; malformed records are skipped. */
+export async function loadAll(session) {
+  const records = await transaction("readonly", (store) => store.getAll(range(String(session))));
+  return records.filter((r) =>
+    r && typeof r.path === "string" &&
+    ((r.kind === "text" && typeof r.data === "string") || (r.kind === "bytes" && r.data instanceof Uint8Array)));
+}
+
+export async function put(session, path, kind, data, mtime) {
+  await transaction("readwrite", (store) => store.put({ session: String(session), path, kind, data, mtime }));
+}
+
+export async function remove(session, path) {
+  await transaction("readwrite", (store) => store.delete([String(session), path]));
+}
+
+export async function clear(session) {
+  await transaction("readwrite", (store) => store.delete(range(String(session))));
+}
+
+/** Session ids that have a workspace. */
+export async function sessions() {
+  const keys = await transaction("readonly", (store) => store.index("session").getAllKeys());
+  return [...new Set(keys.map((key) => key[0]))];
+}

@@ -1,0 +1,49 @@
+// The one channel between the page and Python (py_agent/web/app.py): `py(command, args)` calls
+// WebApp.dispatch with JSON and resolves with its JSON result; Python's events arrive through
+// `on(kind, handler)`. Nothing else of the page talks to the interpreter.
+
+let dispatch = null;
+const handlers = new Map();
+
+export class CommandError extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.name = "CommandError";
+    this.kind = kind;
+  }
+}
+
+export function connect(dispatchFn) {
+  dispatch = dispatchFn;
+}
+
+export async function py(command, args = {}) {
+  if (!dispatch) throw new CommandError("The app is still starting.");
+  const text = await dispatch(command, JSON.stringify(args));
+  const result = JSON.parse(text);
+  if (result && typeof result === "object" && "error" in result) throw new CommandError(result.error, result.kind);
+  return result;
+}
+
+export function on(kind, handler) {
+  if (!handlers.has(kind)) handlers.set(kind, new Set());
+  handlers.get(kind).add(handler);
+  return () => handlers.get(kind).delete(handler);
+}
+
+// Called by Python (see py_agent/web/main.py): `kind` and a JSON payload string.
+export function receive(kind, payloadJson) {
+  let payload;
+  try {
+    payload = JSON.parse(payloadJson);
+  } catch {
+    return;
+  }
+  for (const handler of handlers.get(kind) ?? []) {
+    try {
+      handler(payload);
+    } catch (error) {
+      console.error(`py-agent: ${kind} handler failed`, error);
+    }
+  }
+}

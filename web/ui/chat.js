@@ -1,0 +1,535 @@
+// The conversation: renders the transcript Python sends (items: {entryId, message, branch?}),
+// the reply being streamed (pulled once per animation frame), tool calls with their progress and
+// results, errors with Retry, branch switchers and inline editing of your own messages.
+
+import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { toolRenderer } from "./extensions.js";
+
+const WINDOW = 80; // messages rendered at once; earlier ones on demand
+const STICK_PX = 80;
+
+function textOf(message) {
+  const content = message?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.filter((b) => b?.type === "text").map((b) => b.text ?? "").join("\n\n");
+}
+
+function resultText(result) {
+  const content = result?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b) => (b?.type === "text" ? b.text ?? "" : b?.type === "image" ? `[image ${b.mimeType ?? ""}]` : ""))
+    .join("\n");
+}
+
+function jsonText(value) {
+  try {
+    return JSON.stringify(value ?? {}, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+function shortArgs(args) {
+  if (!args || typeof args !== "object") return "";
+  const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
+  const text = values.map(String).join(" · ").replace(/\s+/g, " ");
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+export class ChatView {
+  constructor({ scroller, transcript, onRetry, onEdit, onSwitch, onJump }) {
+    this.scroller = scroller;
+    this.root = transcript;
+    this.onRetry = onRetry;
+    this.onEdit = onEdit;
+    this.onSwitch = onSwitch;
+    this.items = [];
+    this.nodes = new Map(); // entryId -> article
+    this.toolResults = new Map(); // toolCallId -> toolResult message
+    this.toolStatus = new Map(); // toolCallId -> {status, partial}
+    this.renderedFrom = 0;
+    this.streamNode = null;
+    this.streaming = false;
+    this.stick = true;
+    this.sessionId = null;
+    this.jump = onJump;
+    scroller.addEventListener("scroll", () => this.updateStick(), { passive: true });
+    new ResizeObserver(() => this.keepPinned()).observe(transcript);
+  }
+
+  // ---- scrolling ----
+
+  atBottom() {
+    const s = this.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < STICK_PX;
+  }
+
+  updateStick() {
+    this.stick = this.atBottom();
+    this.jump?.(!this.stick);
+  }
+
+  keepPinned() {
+    if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  scrollToBottom() {
+    this.stick = true;
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.jump?.(false);
+  }
+
+  // ---- transcript ----
+
+  setTranscript(sessionId, items) {
+    this.sessionId = sessionId;
+    this.items = items;
+    this.toolResults.clear();
+    for (const item of items) this.indexResult(item);
+    this.nodes.clear();
+    this.streamNode = null;
+    this.renderedFrom = Math.max(0, items.length - WINDOW);
+    this.root.replaceChildren();
+    if (this.renderedFrom > 0) this.root.append(this.earlierButton());
+    for (let i = this.renderedFrom; i < items.length; i += 1) {
+      const node = this.renderItem(items[i], i);
+      if (node) this.root.append(node);
+    }
+    this.refreshActions();
+    this.scrollToBottom();
+  }
+
+  get empty() {
+    return this.items.length === 0 && !this.streamNode;
+  }
+
+  earlierButton() {
+    const count = this.renderedFrom;
+    const button = h("button", { type: "button", class: "btn ghost earlier", text: `Show ${Math.min(count, WINDOW)} earlier messages (${count} hidden)` });
+    button.addEventListener("click", () => this.showEarlier(button));
+    return button;
+  }
+
+  showEarlier(button) {
+    const start = Math.max(0, this.renderedFrom - WINDOW);
+    const fragment = document.createDocumentFragment();
+    for (let i = start; i < this.renderedFrom; i += 1) {
+      const node = this.renderItem(this.items[i], i);
+      if (node) fragment.append(node);
+    }
+    const before = this.scroller.scrollHeight;
+    const anchor = button.nextSibling;
+    button.remove();
+    this.renderedFrom = start;
+    this.root.insertBefore(fragment, anchor);
+    if (start > 0) this.root.insertBefore(this.earlierButton(), this.root.firstChild);
+    this.scroller.scrollTop += this.scroller.scrollHeight - before;
+  }
+
+  indexResult(item) {
+    const m = item.message;
+    if (m?.role === "toolResult" && m.toolCallId) this.toolResults.set(m.toolCallId, m);
+  }
+
+  append(item) {
+    this.items.push(item);
+    const index = this.items.length - 1;
+    const role = item.message?.role;
+    if (role === "toolResult") {
+      this.indexResult(item);
+      this.updateToolCard(item.message.toolCallId);
+      return;
+    }
+    if (role === "assistant" && this.streamNode) {
+      const node = this.streamNode;
+      this.streamNode = null;
+      this.fillAssistant(node, item, index, false);
+      this.nodes.set(item.entryId, node);
+      node.dataset.entryId = item.entryId;
+      node.classList.remove("streaming");
+      node.removeAttribute("aria-busy");
+    } else {
+      const node = this.renderItem(item, index);
+      if (node) {
+        if (this.streamNode) this.root.insertBefore(node, this.streamNode);
+        else this.root.append(node);
+      }
+    }
+    if (role === "assistant") {
+      const m = item.message;
+      if (m.stopReason === "error") announce(`The reply failed: ${friendlyError(m.errorMessage)}`);
+      else if (m.stopReason === "aborted") announce("The reply was stopped.");
+      else if (!m.content?.some((b) => b.type === "toolCall")) announce("Reply complete.");
+    }
+    if (role === "user") this.scrollToBottom();
+    this.refreshActions();
+  }
+
+  renderItem(item, index) {
+    const role = item.message?.role;
+    let node = null;
+    if (role === "user") node = this.renderUser(item);
+    else if (role === "assistant") {
+      node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" });
+      this.fillAssistant(node, item, index, false);
+    } else if (role === "toolResult") return null;
+    else node = this.renderOther(item);
+    if (node && item.entryId) {
+      node.dataset.entryId = item.entryId;
+      this.nodes.set(item.entryId, node);
+    }
+    return node;
+  }
+
+  renderOther(item) {
+    const m = item.message ?? {};
+    const text = typeof m.content === "string" ? m.content : textOf(m) || m.summary || "";
+    if (m.role === "custom" && m.display === false) return null;
+    return h("article", { class: "msg note", "aria-label": "Note" }, h("div", { class: "note-text", text: String(text) }));
+  }
+
+  // ---- user messages ----
+
+  renderUser(item) {
+    const text = textOf(item.message);
+    const bubble = h("div", { class: "bubble" }, h("div", { class: "user-text", text }));
+    const actions = h("div", { class: "msg-actions" });
+    const article = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
+    if (item.branch) actions.append(this.branchSwitcher(item));
+    const edit = iconButton("edit", "Edit and resend this message", { class: "small edit-msg" });
+    edit.addEventListener("click", () => this.startEdit(article, item));
+    const copy = iconButton("copy", "Copy message", { class: "small" });
+    copy.addEventListener("click", () => copyText(text, copy));
+    actions.append(edit, copy);
+    return article;
+  }
+
+  startEdit(article, item) {
+    if (this.streaming) return;
+    const original = textOf(item.message);
+    const area = h("textarea", { class: "edit-area", "aria-label": "Edit your message", rows: "3" });
+    area.value = original;
+    const save = h("button", { type: "button", class: "btn primary small", text: "Send" });
+    const cancel = h("button", { type: "button", class: "btn ghost small", text: "Cancel" });
+    const hint = h("span", { class: "hint", text: "Sending starts a new branch; the original stays available." });
+    const editor = h("div", { class: "editor" }, area, h("div", { class: "editor-bar" }, hint, cancel, save));
+    const bubble = article.querySelector(".bubble");
+    const actions = article.querySelector(".msg-actions");
+    bubble.hidden = true;
+    actions.hidden = true;
+    article.insertBefore(editor, actions);
+    const close = () => {
+      editor.remove();
+      bubble.hidden = false;
+      actions.hidden = false;
+      article.querySelector(".edit-msg")?.focus();
+    };
+    const submit = () => {
+      const text = area.value.trim();
+      if (!text) return;
+      close();
+      this.onEdit(item.entryId, text);
+    };
+    save.addEventListener("click", submit);
+    cancel.addEventListener("click", close);
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        close();
+      } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        submit();
+      }
+    });
+    area.focus();
+    area.setSelectionRange(area.value.length, area.value.length);
+  }
+
+  branchSwitcher(item) {
+    const { index, count, ids } = item.branch;
+    const prev = iconButton("left", "Previous version", { class: "small" });
+    const next = iconButton("right", "Next version", { class: "small" });
+    prev.disabled = index <= 0 || this.streaming;
+    next.disabled = index >= count - 1 || this.streaming;
+    prev.addEventListener("click", () => this.onSwitch(ids[index - 1]));
+    next.addEventListener("click", () => this.onSwitch(ids[index + 1]));
+    return h(
+      "span",
+      { class: "branch", role: "group", "aria-label": `Version ${index + 1} of ${count}` },
+      prev,
+      h("span", { class: "branch-count", text: `${index + 1} / ${count}`, "aria-hidden": "true" }),
+      next,
+    );
+  }
+
+  // ---- assistant messages ----
+
+  fillAssistant(article, item, index, streaming) {
+    const m = item.message ?? {};
+    let blocks = article.querySelector(":scope > .blocks");
+    if (!blocks) {
+      blocks = h("div", { class: "blocks" });
+      article.prepend(blocks);
+    }
+    const content = Array.isArray(m.content) ? m.content : [];
+    const cache = article._blocks ?? (article._blocks = []);
+    content.forEach((block, i) => {
+      let entry = cache[i];
+      if (!entry || entry.type !== block.type) {
+        const el = this.createBlock(block);
+        if (entry) entry.el.replaceWith(el);
+        else blocks.append(el);
+        entry = cache[i] = { type: block.type, el, sig: null };
+      }
+      this.updateBlock(entry, block, m, streaming);
+    });
+    for (let i = content.length; i < cache.length; i += 1) cache[i].el.remove();
+    cache.length = content.length;
+    const visible = content.some((b) => (b.type === "text" && b.text?.trim()) || (b.type === "thinking" && b.thinking?.trim()) || b.type === "toolCall");
+    article.classList.toggle("waiting", streaming && !visible);
+
+    article.querySelector(":scope > .msg-foot")?.remove();
+    article.querySelector(":scope > .msg-error")?.remove();
+    if (streaming) {
+      article.classList.add("streaming");
+      article.setAttribute("aria-busy", "true");
+      return;
+    }
+    const isLast = index === this.lastAssistantIndex(index);
+    if (m.stopReason === "error" || m.stopReason === "aborted") {
+      const interrupted = String(m.errorMessage ?? "").startsWith("Interrupted");
+      const text =
+        m.stopReason === "error"
+          ? friendlyError(m.errorMessage || "The request failed.")
+          : interrupted
+            ? m.errorMessage
+            : "Stopped. The partial reply is kept.";
+      const box = h(
+        "div",
+        { class: `msg-error ${m.stopReason}`, role: m.stopReason === "error" ? "alert" : "status" },
+        h("span", { class: "msg-error-text", text }),
+      );
+      if (isLast && item.entryId) {
+        const retry = h("button", { type: "button", class: "btn small retry", "aria-label": "Retry this reply" }, icon("retry"), "Retry");
+        retry.addEventListener("click", () => this.onRetry(item.entryId));
+        box.append(retry);
+      }
+      article.append(box);
+    }
+    const foot = h("div", { class: "msg-foot" });
+    if (item.branch) foot.append(this.branchSwitcher(item));
+    const usage = m.usage ?? {};
+    if (usage.input || usage.output) {
+      const cost = usage.cost?.total ?? 0;
+      const title = `Input ${usage.input ?? 0} · output ${usage.output ?? 0} · cache read ${usage.cacheRead ?? 0} · cache write ${usage.cacheWrite ?? 0} tokens · ${formatCost(cost)}`;
+      foot.append(
+        h("span", { class: "usage", title }, `↑${formatTokens(usage.input ?? 0)} ↓${formatTokens(usage.output ?? 0)}`, cost ? ` · ${formatCost(cost)}` : ""),
+      );
+    }
+    if (m.model) foot.append(h("span", { class: "model-tag", text: m.model }));
+    const text = textOf(m);
+    if (text) {
+      const copy = iconButton("copy", "Copy reply", { class: "small" });
+      copy.addEventListener("click", () => copyText(text, copy));
+      foot.append(copy);
+    }
+    article.append(foot);
+  }
+
+  lastAssistantIndex() {
+    for (let i = this.items.length - 1; i >= 0; i -= 1) {
+      const role = this.items[i].message?.role;
+      if (role === "assistant") return i;
+      if (role === "user") return -1;
+    }
+    return -1;
+  }
+
+  createBlock(block) {
+    if (block.type === "thinking") {
+      const details = h("details", { class: "thinking" }, h("summary", {}, icon("chevron", "icon chev"), h("span", { class: "thinking-label", text: "Thinking" })), h("div", { class: "thinking-body md" }));
+      return details;
+    }
+    if (block.type === "toolCall") {
+      const card = h(
+        "details",
+        { class: "tool", dataset: { toolCallId: block.id ?? "" } },
+        h(
+          "summary",
+          {},
+          h("span", { class: "tool-status", "aria-hidden": "true" }),
+          icon("tool", "icon tool-icon"),
+          h("span", { class: "tool-title" }),
+          h("span", { class: "tool-summary" }),
+          h("span", { class: "visually-hidden tool-state" }),
+        ),
+        h("div", { class: "tool-body" }),
+      );
+      return card;
+    }
+    if (block.type === "text") return h("div", { class: "md text-block" });
+    return h("div", { class: "md" });
+  }
+
+  updateBlock(entry, block, message, streaming) {
+    const el = entry.el;
+    if (block.type === "text") {
+      const text = block.text ?? "";
+      if (entry.sig === text) return;
+      entry.sig = text;
+      el.replaceChildren(renderMarkdown(text, { highlight: !streaming }));
+      el.hidden = !text.trim();
+    } else if (block.type === "thinking") {
+      const text = block.thinking ?? "";
+      el.hidden = !text.trim() && !block.redacted;
+      el.classList.toggle("live", streaming);
+      el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
+      const sig = `${text}|${el.open}`;
+      if (entry.sig === sig) return;
+      entry.sig = sig;
+      if (el.open || !streaming) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(text, { highlight: false }));
+      if (!el._toggle) {
+        el._toggle = true;
+        el.addEventListener("toggle", () => {
+          if (el.open) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(block.thinking ?? "", { highlight: false }));
+          entry.sig = null;
+        });
+      }
+    } else if (block.type === "toolCall") {
+      entry.block = block;
+      entry.message = message;
+      entry.streaming = streaming;
+      this.paintTool(el, block, message, streaming);
+    }
+  }
+
+  toolState(block, message, streaming) {
+    const result = this.toolResults.get(block.id);
+    if (result) return { status: result.isError ? "error" : "done", result };
+    const live = this.toolStatus.get(block.id);
+    if (streaming) return { status: "streaming" };
+    if (live?.status === "running") return { status: "running", partial: live.partial };
+    if (message?.stopReason === "aborted" || message?.stopReason === "error") return { status: "interrupted" };
+    if (this.streaming) return { status: "running" };
+    return { status: "interrupted" };
+  }
+
+  paintTool(card, block, message, streaming) {
+    const state = this.toolState(block, message, streaming);
+    const call = { name: block.name, args: block.arguments ?? {}, ...state };
+    let custom = null;
+    const renderer = toolRenderer(block.name);
+    if (renderer) {
+      try {
+        custom = renderer(call) ?? null;
+      } catch (error) {
+        console.warn(`py-agent: the renderer of tool ${block.name} failed`, error);
+      }
+    }
+    card.dataset.status = state.status;
+    card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
+    card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
+    const words = { streaming: "preparing", running: "running", done: "done", error: "failed", interrupted: "not finished" };
+    card.querySelector(".tool-state").textContent = `(${words[state.status]})`;
+    const body = card.querySelector(".tool-body");
+    const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
+    if (card._sig === sig && !custom?.body) return;
+    card._sig = sig;
+    if (custom?.body) {
+      body.replaceChildren(custom.body);
+      return;
+    }
+    const parts = [h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Arguments" }), h("pre", { class: "tool-pre", text: jsonText(call.args) }))];
+    if (state.result) {
+      parts.push(
+        h(
+          "div",
+          { class: `tool-section ${state.status === "error" ? "is-error" : ""}` },
+          h("div", { class: "tool-label", text: state.status === "error" ? "Error" : "Result" }),
+          h("pre", { class: "tool-pre", text: resultText(state.result) || "(no output)" }),
+        ),
+      );
+    } else if (state.partial) {
+      parts.push(h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Progress" }), h("pre", { class: "tool-pre", text: resultText(state.partial) || jsonText(state.partial) })));
+    } else if (state.status === "interrupted") {
+      parts.push(h("p", { class: "hint", text: "This tool call did not finish." }));
+    }
+    body.replaceChildren(...parts);
+  }
+
+  updateToolCard(toolCallId) {
+    for (const node of this.root.querySelectorAll(".msg.assistant")) {
+      for (const entry of node._blocks ?? []) {
+        if (entry.type === "toolCall" && entry.block?.id === toolCallId) this.paintTool(entry.el, entry.block, entry.message, entry.streaming);
+      }
+    }
+  }
+
+  setToolStatus(event) {
+    this.toolStatus.set(event.toolCallId, event);
+    this.updateToolCard(event.toolCallId);
+  }
+
+  // ---- streaming ----
+
+  showStreaming(snapshot) {
+    if (!snapshot?.message) return;
+    for (const t of snapshot.tools ?? []) this.toolStatus.set(t.toolCallId, t);
+    if (!this.streamNode) {
+      this.streamNode = h("article", { class: "msg assistant streaming", "aria-label": "Assistant's reply (in progress)", "aria-busy": "true" });
+      this.root.append(this.streamNode);
+      announce("The assistant is replying.");
+    }
+    this.fillAssistant(this.streamNode, { message: snapshot.message }, this.items.length, true);
+  }
+
+  clearStreaming() {
+    this.streamNode?.remove();
+    this.streamNode = null;
+  }
+
+  setStreaming(streaming) {
+    if (this.streaming === streaming) return;
+    this.streaming = streaming;
+    this.root.classList.toggle("is-streaming", streaming);
+    if (!streaming) {
+      // Tool cards that were waiting are final now (done, failed or not finished).
+      for (const node of this.root.querySelectorAll(".msg.assistant")) {
+        for (const entry of node._blocks ?? []) if (entry.type === "toolCall") this.paintTool(entry.el, entry.block, entry.message, false);
+      }
+    }
+    this.refreshActions();
+  }
+
+  refreshActions() {
+    for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry")) {
+      if (button.classList.contains("retry") || button.closest(".branch") || button.classList.contains("edit-msg")) {
+        if (this.streaming) button.setAttribute("disabled", "");
+        else if (!button.closest(".branch")) button.removeAttribute("disabled");
+      }
+    }
+    for (const group of this.root.querySelectorAll(".branch")) {
+      const [prev, next] = group.querySelectorAll("button");
+      const label = group.getAttribute("aria-label");
+      const match = /Version (\d+) of (\d+)/.exec(label);
+      if (!match) continue;
+      const index = Number(match[1]) - 1;
+      const count = Number(match[2]);
+      prev.disabled = this.streaming || index <= 0;
+      next.disabled = this.streaming || index >= count - 1;
+    }
+    // Retry is offered on the last reply only.
+    const last = this.lastAssistantIndex();
+    for (const [entryId, node] of this.nodes) {
+      const retry = node.querySelector(".retry");
+      if (!retry) continue;
+      const isLast = last >= 0 && this.items[last]?.entryId === entryId;
+      retry.hidden = !isLast;
+    }
+  }
+}

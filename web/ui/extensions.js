@@ -1,0 +1,33 @@
+// Extension points of the page, for features that add tools (issues 6 and 7):
+//
+// registerToolRenderer(name, renderer)
+//   How a tool call named `name` looks in the chat. `renderer(call)` gets
+//   { name, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial }
+//   (`result`/`partial`: the tool-result message / partial result as JSON) and returns
+//   { title?: string, summary?: string, body?: Node } — any part left out falls back to the
+//   generic card (arguments as JSON, the result's text). Renderers build DOM with textContent or
+//   renderMarkdown(): never put model-written strings into innerHTML.
+//
+// registerPanel(id, { title, mount(container, api), onMessage?(data), onOpen?(), onClose?() })
+//   A side panel (e.g. the workspace preview). Python opens it and sends it data through
+//   ToolHost.open_panel / post_to_panel; the panel answers through api.send(data), which reaches
+//   the Python handler registered with register_panel_handler(id, handler).
+
+const toolRenderers = new Map();
+const panels = new Map();
+
+export function registerToolRenderer(name, renderer) {
+  toolRenderers.set(name, renderer);
+}
+
+export function toolRenderer(name) {
+  return toolRenderers.get(name) ?? null;
+}
+
+export function registerPanel(id, panel) {
+  panels.set(id, panel);
+}
+
+export function panel(id) {
+  return panels.get(id) ?? null;
+}

@@ -1,0 +1,361 @@
+// Settings: API keys (set, replace, test, delete, forget all), custom providers (OpenAI-compatible
+// servers, local or remote, with model discovery), chat defaults, storage and versions.
+
+import { h, icon, formatTokens } from "./dom.js";
+import { createDialog, showModal, confirmDialog } from "./dialogs.js";
+import { askForKey } from "./key-dialog.js";
+import { py } from "./bridge.js";
+import { storageStatus, requestPersistence } from "./storage-status.js";
+
+const KINDS = [
+  { value: "ollama", label: "Ollama", api: "openai-completions" },
+  { value: "lmstudio", label: "LM Studio", api: "openai-completions" },
+  { value: "llama.cpp", label: "llama.cpp", api: "openai-completions" },
+  { value: "vllm", label: "vLLM", api: "openai-completions" },
+  { value: "openai-compatible", label: "OpenAI-compatible API", api: "openai-completions" },
+  { value: "openai-responses", label: "OpenAI Responses-compatible API", api: "openai-responses" },
+  { value: "anthropic-compatible", label: "Anthropic-compatible API", api: "anthropic-messages" },
+];
+
+export async function openSettings({ tab = "keys", app } = {}) {
+  const { dialog, body } = createDialog({ title: "Settings", className: "settings-dialog" });
+  const tabs = [
+    ["keys", "API keys", renderKeys],
+    ["providers", "Custom providers", renderProviders],
+    ["chat", "Chat", renderChat],
+    ["storage", "Storage", renderStorage],
+    ["about", "About", renderAbout],
+  ];
+  const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Settings sections" });
+  const panels = h("div", { class: "tab-panels" });
+  const buttons = [];
+  for (const [id, label, render] of tabs) {
+    const button = h("button", { type: "button", role: "tab", id: `settings-tab-${id}`, "aria-controls": `settings-panel-${id}`, "aria-selected": "false", tabindex: "-1", text: label });
+    const panel = h("section", { role: "tabpanel", id: `settings-panel-${id}`, "aria-labelledby": `settings-tab-${id}`, class: "tab-panel", hidden: true });
+    button.addEventListener("click", () => select(id));
+    buttons.push(button);
+    tablist.append(button);
+    panels.append(panel);
+    panel._render = () => render(panel, { app, rerender: () => panel._render() });
+  }
+  tablist.addEventListener("keydown", (event) => {
+    const i = buttons.indexOf(document.activeElement);
+    if (i < 0) return;
+    let next = null;
+    if (event.key === "ArrowRight" || event.key === "ArrowDown") next = (i + 1) % buttons.length;
+    if (event.key === "ArrowLeft" || event.key === "ArrowUp") next = (i - 1 + buttons.length) % buttons.length;
+    if (next !== null) {
+      event.preventDefault();
+      select(tabs[next][0]);
+      buttons[next].focus();
+    }
+  });
+  function select(id) {
+    tabs.forEach(([tid], i) => {
+      const on = tid === id;
+      buttons[i].setAttribute("aria-selected", String(on));
+      buttons[i].tabIndex = on ? 0 : -1;
+      const panel = panels.children[i];
+      panel.hidden = !on;
+      if (on) panel._render();
+    });
+  }
+  body.append(h("div", { class: "settings" }, tablist, panels));
+  select(tab);
+  const closed = showModal(dialog);
+  buttons[tabs.findIndex(([id]) => id === tab)].focus();
+  await closed;
+  dialog.remove();
+}
+
+// ---- keys ----
+
+async function renderKeys(panel, { rerender }) {
+  const status = await py("key_status");
+  const places = new Map(status.keys.map((k) => [k.provider, k.place]));
+  const rows = status.providers
+    .filter((p) => p.requiresKey)
+    .map((p) => {
+      const place = places.get(p.provider);
+      const state = place === "device" ? "Saved on this device" : place === "tab" ? "For this tab only" : "No key";
+      const actions = h("div", { class: "row-actions" });
+      const set = h("button", { type: "button", class: "btn small", text: place ? "Replace" : "Add key", "aria-label": `${place ? "Replace" : "Add"} the ${p.label} key` });
+      set.addEventListener("click", async () => {
+        if (await askForKey({ provider: p.provider, label: p.label, keyUrl: p.keyUrl, custom: p.custom }, { confirmLabel: "Save", test: false })) rerender();
+      });
+      actions.append(set);
+      const result = h("span", { class: "test-result", role: "status" });
+      if (place) {
+        const test = h("button", { type: "button", class: "btn small ghost", text: "Test", "aria-label": `Test the ${p.label} key` });
+        test.addEventListener("click", async () => {
+          test.disabled = true;
+          result.textContent = "Testing…";
+          try {
+            const r = await py("test_key", { provider: p.provider });
+            result.textContent = r.ok ? "Works" : `Failed: ${r.problem}`;
+            result.className = `test-result ${r.ok ? "ok" : "bad"}`;
+          } catch (error) {
+            result.textContent = error.message;
+          } finally {
+            test.disabled = false;
+          }
+        });
+        const del = h("button", { type: "button", class: "btn small ghost danger", text: "Delete", "aria-label": `Delete the ${p.label} key` });
+        del.addEventListener("click", async () => {
+          if (await confirmDialog(`Delete the ${p.label} key from this browser?`, { title: "Delete key", confirmLabel: "Delete", danger: true })) {
+            await py("delete_key", { provider: p.provider });
+            rerender();
+          }
+        });
+        actions.append(test, del);
+      }
+      return h(
+        "li",
+        { class: "key-row" },
+        h("div", { class: "key-info" }, h("strong", { text: p.label }), h("span", { class: `key-place ${place ? "has" : ""}`, text: state })),
+        result,
+        actions,
+      );
+    });
+  const forget = h("button", { type: "button", class: "btn danger", text: "Forget all keys" });
+  forget.disabled = status.keys.length === 0;
+  forget.addEventListener("click", async () => {
+    if (await confirmDialog("Every API key is erased from this browser (this device and this tab). Your sessions stay.", { title: "Forget all keys", confirmLabel: "Forget all keys", danger: true })) {
+      await py("forget_all_keys");
+      rerender();
+    }
+  });
+  panel.replaceChildren(
+    h("p", { class: "muted", text: "Keys are kept in this browser only and sent only to their provider. “On this device” keys are stored in the browser's storage for this site; “this tab” keys are forgotten when the tab closes." }),
+    h("ul", { class: "key-list" }, ...rows),
+    h("div", { class: "section-foot" }, forget),
+  );
+}
+
+// ---- custom providers ----
+
+async function renderProviders(panel, { rerender }) {
+  const { providers } = await py("custom_providers");
+  const add = h("button", { type: "button", class: "btn primary", id: "add-provider" }, icon("plus"), "Add a provider");
+  add.addEventListener("click", () => panel.replaceChildren(providerForm(null, rerender)));
+  const cards = providers.map((p) => {
+    const edit = h("button", { type: "button", class: "btn small", text: "Edit", "aria-label": `Edit ${p.name}` });
+    edit.addEventListener("click", () => panel.replaceChildren(providerForm(p, rerender)));
+    const refresh = h("button", { type: "button", class: "btn small ghost", text: "Refresh models", "aria-label": `Refresh the models of ${p.name}` });
+    const status = h("span", { class: "muted small", role: "status" });
+    refresh.addEventListener("click", async () => {
+      refresh.disabled = true;
+      status.textContent = "Asking the server…";
+      try {
+        const r = await py("save_custom_provider", { provider: toArgs(p), originalName: p.name, discover: true });
+        status.textContent = r.warning ? r.warning : `${r.models.length} models`;
+        if (!r.warning) rerender();
+      } catch (error) {
+        status.textContent = error.message;
+      } finally {
+        refresh.disabled = false;
+      }
+    });
+    const del = h("button", { type: "button", class: "btn small ghost danger", text: "Delete", "aria-label": `Delete ${p.name}` });
+    del.addEventListener("click", async () => {
+      if (await confirmDialog(`Remove ${p.name} and its key? Sessions that used it stay.`, { title: "Delete provider", confirmLabel: "Delete", danger: true })) {
+        await py("delete_custom_provider", { name: p.name });
+        rerender();
+      }
+    });
+    return h(
+      "li",
+      { class: "provider-card" },
+      h("div", {}, h("strong", { text: p.name }), h("span", { class: "badge", text: p.label })),
+      h("div", { class: "mono small muted", text: p.baseUrl }),
+      h("div", { class: "small", text: `${p.models.length} model${p.models.length === 1 ? "" : "s"}${p.needsKey ? (p.hasKey ? " · key saved" : " · needs a key") : ""}` }),
+      h("div", { class: "row-actions" }, edit, refresh, del, status),
+    );
+  });
+  panel.replaceChildren(
+    h("p", { class: "muted", text: "Connect any OpenAI-compatible server: Ollama, LM Studio, llama.cpp, vLLM on this computer, or a hosted API. The page talks to it directly, so the server must allow requests from this page (CORS); the error message tells how when it does not." }),
+    providers.length ? h("ul", { class: "provider-list" }, ...cards) : h("p", { class: "empty-list", text: "No custom provider yet." }),
+    h("div", { class: "section-foot" }, add),
+  );
+}
+
+function toArgs(p) {
+  const kind = p.api === "anthropic-messages" ? "anthropic-compatible" : p.api === "openai-responses" ? "openai-responses" : p.kind;
+  return argsFor(kind, { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [] });
+}
+
+function argsFor(kindValue, { name, baseUrl, models }) {
+  const kind = KINDS.find((k) => k.value === kindValue) ?? KINDS[4];
+  const local = ["ollama", "lmstudio", "llama.cpp", "vllm"].includes(kind.value);
+  return { name, baseUrl, kind: local ? kind.value : "openai-compatible", api: kind.api, models };
+}
+
+function providerForm(existing, done) {
+  const defaults = { ollama: "http://localhost:11434", lmstudio: "http://localhost:1234", "llama.cpp": "http://localhost:8080", vllm: "http://localhost:8000" };
+  const currentKind = existing ? toArgs(existing) : null;
+  const kindValue = existing ? (existing.api === "anthropic-messages" ? "anthropic-compatible" : existing.api === "openai-responses" ? "openai-responses" : existing.kind) : "ollama";
+  const kind = h("select", { class: "input", id: "provider-kind" }, ...KINDS.map((k) => h("option", { value: k.value, text: k.label })));
+  kind.value = kindValue;
+  const name = h("input", { class: "input", id: "provider-name", type: "text", required: true, placeholder: "e.g. My Ollama", autocomplete: "off" });
+  name.value = existing?.name ?? "";
+  const url = h("input", { class: "input mono", id: "provider-url", type: "url", required: true, placeholder: "http://localhost:11434", autocomplete: "off", spellcheck: "false" });
+  url.value = existing?.baseUrl ?? defaults.ollama;
+  const key = h("input", { class: "input mono", id: "provider-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional" });
+  const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)" });
+  models.value = (currentKind?.models ?? []).join(", ");
+  kind.addEventListener("change", () => {
+    if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
+    if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
+  });
+  const out = h("div", { class: "discovery", role: "status", "aria-live": "polite" });
+  const test = h("button", { type: "button", class: "btn", text: "Test connection" });
+  const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
+  const save = h("button", { type: "submit", class: "btn primary", text: "Save provider" });
+  const args = () =>
+    argsFor(kind.value, {
+      name: name.value.trim(),
+      baseUrl: url.value.trim(),
+      models: models.value.split(",").map((s) => s.trim()).filter(Boolean),
+    });
+  test.addEventListener("click", async () => {
+    test.disabled = true;
+    out.className = "discovery";
+    out.textContent = "Asking the server for its models…";
+    try {
+      const r = await py("discover", { provider: { ...args(), name: args().name || "test" }, key: key.value });
+      if (r.ok) {
+        out.className = "discovery ok";
+        const shown = r.models.slice(0, 8).join(", ");
+        out.textContent = r.models.length ? `Found ${r.models.length} model${r.models.length === 1 ? "" : "s"}: ${shown}${r.models.length > 8 ? ", …" : ""}` : "Connected, but the server lists no model.";
+      } else {
+        out.className = "discovery bad";
+        out.textContent = r.problem;
+      }
+    } catch (error) {
+      out.className = "discovery bad";
+      out.textContent = error.message;
+    } finally {
+      test.disabled = false;
+    }
+  });
+  cancel.addEventListener("click", () => done());
+  const form = h(
+    "form",
+    { class: "stack provider-form", novalidate: true },
+    h("h3", { text: existing ? `Edit ${existing.name}` : "Add a provider" }),
+    h("label", { class: "field" }, h("span", { text: "Server type" }), kind),
+    h("label", { class: "field" }, h("span", { text: "Name" }), name),
+    h("label", { class: "field" }, h("span", { text: "Base URL" }), url),
+    h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
+    h("label", { class: "field" }, h("span", { text: "Models" }), models),
+    out,
+    h("div", { class: "dialog-actions" }, test, h("span", { class: "spacer" }), cancel, save),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const a = args();
+    if (!a.name || !a.baseUrl) {
+      out.className = "discovery bad";
+      out.textContent = "A name and a base URL are needed.";
+      return;
+    }
+    save.disabled = true;
+    out.className = "discovery";
+    out.textContent = "Saving and asking the server for its models…";
+    try {
+      const r = await py("save_custom_provider", { provider: a, key: key.value, originalName: existing?.name ?? null, discover: true });
+      key.value = "";
+      if (r.warning) {
+        out.className = "discovery bad";
+        out.textContent = `Saved, but the models could not be listed: ${r.warning}`;
+        const back = h("button", { type: "button", class: "btn", text: "Back to the list" });
+        back.addEventListener("click", () => done());
+        out.append(h("div", {}, back));
+      } else done();
+    } catch (error) {
+      out.className = "discovery bad";
+      out.textContent = error.message;
+    } finally {
+      save.disabled = false;
+    }
+  });
+  setTimeout(() => (existing ? name : kind).focus(), 0);
+  return form;
+}
+
+// ---- chat ----
+
+async function renderChat(panel, { app }) {
+  const init = app.init;
+  const prompt = h("textarea", { class: "input", id: "default-system-prompt", rows: "6" });
+  prompt.value = init.settings.systemPrompt ?? init.defaultSystemPrompt;
+  const saveDefault = h("button", { type: "button", class: "btn", text: "Save as default for new sessions" });
+  const applyHere = h("button", { type: "button", class: "btn ghost", text: "Use in this session too" });
+  const note = h("span", { class: "muted small", role: "status" });
+  saveDefault.addEventListener("click", async () => {
+    await py("set_setting", { key: "systemPrompt", value: prompt.value });
+    init.settings.systemPrompt = prompt.value;
+    note.textContent = "Saved.";
+  });
+  applyHere.addEventListener("click", async () => {
+    await py("set_system_prompt", { prompt: prompt.value });
+    note.textContent = "This session now uses it (saved with the session).";
+  });
+  const theme = h("select", { class: "input", id: "theme-select" }, h("option", { value: "system", text: "Follow the system" }), h("option", { value: "light", text: "Light" }), h("option", { value: "dark", text: "Dark" }));
+  theme.value = init.settings.theme ?? "system";
+  theme.addEventListener("change", async () => {
+    app.applyTheme(theme.value);
+    await py("set_setting", { key: "theme", value: theme.value });
+    init.settings.theme = theme.value;
+  });
+  panel.replaceChildren(
+    h("label", { class: "field" }, h("span", { text: "System prompt" }), prompt),
+    h("div", { class: "row-actions" }, saveDefault, applyHere, note),
+    h("p", { class: "muted small", text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions." }),
+    h("label", { class: "field" }, h("span", { text: "Theme" }), theme),
+  );
+}
+
+// ---- storage ----
+
+async function renderStorage(panel, { rerender }) {
+  const status = await storageStatus();
+  const state = status.persisted
+    ? "Persistent: the browser will not clear your sessions to make room."
+    : "Best effort: the browser may clear stored sessions when the disk runs low. Export the sessions you want to keep.";
+  const ask = h("button", { type: "button", class: "btn", text: "Ask for persistent storage" });
+  ask.hidden = status.persisted || !status.supported;
+  ask.addEventListener("click", async () => {
+    await requestPersistence({ announceResult: true });
+    rerender();
+  });
+  const usage = status.quota
+    ? `${(status.usage / 1e6).toFixed(1)} MB used of about ${(status.quota / 1e6).toFixed(0)} MB available to this site.`
+    : "The browser does not report storage usage.";
+  panel.replaceChildren(
+    h("p", {}, h("strong", { text: "Storage: " }), state),
+    h("p", { class: "muted", text: usage }),
+    h("div", { class: "row-actions" }, ask),
+    h("p", { class: "muted small", text: "Sessions, settings and keys saved “on this device” live in this browser's storage for this site (IndexedDB). Nothing is sent anywhere except your messages to the provider you chose." }),
+  );
+}
+
+// ---- about ----
+
+function renderAbout(panel, { app }) {
+  const v = app.versions ?? {};
+  panel.replaceChildren(
+    h("p", { text: "py-agent is pi's agent core rebuilt in Python, running in this page on Pyodide. Conversations and keys stay in this browser; replies come straight from the provider you choose." }),
+    h(
+      "dl",
+      { class: "versions" },
+      ...[
+        ["py_agent", v.py_agent],
+        ["Python", v.python],
+        ["Pyodide", v.pyodide],
+        ["pydantic", v.pydantic],
+      ].map(([k, val]) => h("div", {}, h("dt", { text: k }), h("dd", { text: val ?? "?" }))),
+    ),
+    h("p", { class: "muted small", text: `Session format: pi v3 (.jsonl). Tokens are counted as the provider reports them (${formatTokens(1234)} = 1,234).` }),
+  );
+}
