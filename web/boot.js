@@ -20,7 +20,7 @@ const STEP_LABELS = {
   import: "Importing py_agent",
 };
 // Share of the progress bar that each step fills.
-const STEP_WEIGHTS = { download: 55, compile: 20, install: 20, import: 5 };
+const STEP_WEIGHTS = { download: 45, compile: 30, install: 15, import: 10 };
 
 class BootError extends Error {
   constructor(message, { step, hint = "", detail = "", cause } = {}) {

@@ -122,16 +122,34 @@ def _scrubber(secrets: Iterable[str]) -> Callable[[str, Any], str] | None:
 
 
 def _scrub_value(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, str):
+    """A copy of JSON ``value`` with the secrets replaced in every key and string (no recursion)."""
+
+    def scrub(text: str) -> str:
         for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, Mapping):
-        return {_scrub_value(key, secrets): _scrub_value(item, secrets) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub_value(item, secrets) for item in value]
-    return value
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, str):
+            parent[key] = scrub(item)
+        elif isinstance(item, Mapping):
+            out: dict[str, Any] = {}
+            parent[key] = out
+            for name, child in item.items():
+                clean = scrub(name) if isinstance(name, str) else name
+                out[clean] = None
+                stack.append((child, out, clean))
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            parent[key] = items
+            stack.extend((child, items, index) for index, child in enumerate(item))
+        else:
+            parent[key] = item
+    return holder[0]
 
 
 def secret_redactor(secrets: Iterable[str]) -> Redactor:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..ai.types import LLM_ROLES, AssistantMessage, ToolResultMessage, UserMessage, to_message
 from ._ids import parse_iso_ms
+from ._json import MAX_DEPTH
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -60,36 +61,43 @@ BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 def to_json_value(value: Any) -> Any:
     """A JSON copy of ``value``: mappings (string keys), lists/tuples, str, int, float, bool, None,
-    pydantic models (their camelCase dump) and dataclasses. Raises ``TypeError`` for anything else."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None  # JSON.stringify writes NaN/Infinity as null
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"JSON object keys must be strings, got {key!r}")
-            out[key] = to_json_value(item)
-        return out
-    if isinstance(value, list | tuple):
-        return [to_json_value(item) for item in value]
-    if isinstance(value, BaseModel):
-        try:
-            # Python mode keeps keys and strings exactly (JSON mode would mangle lone surrogates).
-            return to_json_value(value.model_dump())
-        except TypeError:
-            return to_json_value(value.model_dump(mode="json"))  # e.g. datetimes -> strings
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_json_value({field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-
-def _to_json_checked(value: Any) -> Any:
-    try:
-        return to_json_value(value)
-    except RecursionError:
-        raise TypeError("the value is nested too deeply to store") from None
+    pydantic models (their camelCase dump) and dataclasses. NaN and infinities become ``None``
+    (as ``JSON.stringify`` writes them). Raises ``TypeError`` for anything else, and for nesting
+    deeper than ``MAX_DEPTH`` (no recursion: deep input cannot exhaust Pyodide's stack)."""
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, holder, 0, 0)]
+    while stack:
+        item, parent, key, depth = stack.pop()
+        if item is None or isinstance(item, str | bool | int):
+            parent[key] = item
+        elif isinstance(item, float):
+            parent[key] = item if math.isfinite(item) else None
+        elif depth >= MAX_DEPTH:
+            raise TypeError(f"the value is nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(item, Mapping):
+            out: dict[str, Any] = {}
+            parent[key] = out
+            for name, child in item.items():
+                if not isinstance(name, str):
+                    raise TypeError(f"JSON object keys must be strings, got {name!r}")
+                out[name] = None  # keeps the key order
+                stack.append((child, out, name, depth + 1))
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            parent[key] = items
+            stack.extend((child, items, index, depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, BaseModel):
+            try:
+                # Python mode keeps keys and strings exactly (JSON mode would mangle lone surrogates).
+                parent[key] = to_json_value(item.model_dump())
+            except TypeError:
+                parent[key] = to_json_value(item.model_dump(mode="json"))  # e.g. datetimes -> strings
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            fields = {field.name: getattr(item, field.name) for field in dataclasses.fields(item)}
+            stack.append((fields, parent, key, depth))
+        else:
+            raise TypeError(f"not a JSON value: {type(item).__name__}")
+    return holder[0]
 
 
 def message_to_json(message: Any) -> dict[str, Any]:
@@ -98,7 +106,7 @@ def message_to_json(message: Any) -> dict[str, Any]:
     LLM-role models dump to pi's camelCase JSON; dicts are copied as they are (custom roles keep
     their own keys). Raises ``TypeError`` when the message is not a JSON object or has no ``role``.
     """
-    value = _to_json_checked(message)
+    value = to_json_value(message)
     if not isinstance(value, dict):
         raise TypeError(f"an agent message must be an object, got {type(message).__name__}")
     if not isinstance(value.get("role"), str):

@@ -677,4 +677,3 @@ def make_workspace_tools(workspace: Workspace, names: Sequence[str] = FILE_TOOL_
     if unknown:
         raise ValueError(f"Unknown workspace tools: {', '.join(unknown)}")
     return [_FACTORIES[name](workspace) for name in names]
-

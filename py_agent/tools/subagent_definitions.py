@@ -330,8 +330,15 @@ def parse_agent_definition(
 _PLAIN_SAFE = re.compile(r"^[^\s\-?:,\[\]{}#&*!|>'\"%@`][^#\n]*$")
 
 
+_YAML_SPECIAL = re.compile(
+    r"^(?:true|false|yes|no|on|off|null|~|[-+]?(?:\.?\d[\d_.eE+-]*|\.inf|\.nan))$", re.IGNORECASE
+)
+
+
 def _yaml_string(value: str) -> str:
-    if _PLAIN_SAFE.match(value) and ": " not in value and not value.endswith((" ", ":")) and _scalar(value) == value:
+    """``value`` as a YAML scalar that any YAML parser (pi's included) reads back as this string."""
+    plain = _PLAIN_SAFE.match(value) and ": " not in value and not value.endswith((" ", ":"))
+    if plain and not _YAML_SPECIAL.match(value):
         return value
     return json.dumps(value, ensure_ascii=False)
 

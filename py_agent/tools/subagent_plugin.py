@@ -8,7 +8,9 @@ its other tools, so they share the session's workspace.
 What the factory reads from ``ToolHost.extras`` (all optional; see /tmp/needs-subagent.md):
 
 - ``"get_tools"``: ``() -> list[AgentTool]``, the session's tools (the children's tools are a
-  subset; ``subagent`` itself is always left out). Without it children have no tools.
+  subset; ``subagent`` itself is always left out). Without it, and with a ``"workspace"`` (put
+  there by the workspace plugin), children get the workspace plugin's tools over that same
+  workspace (honouring ``"tool_settings"``); with neither, no tools.
 - ``"stream_fn"``: the session's stream function (idle timeout etc.); default ``stream_simple``.
 - ``"confirm"``: ``(title, message) -> bool | Awaitable[bool]``, a dialog asked before running an
   imported definition that was not confirmed yet. Without it such definitions fail.
@@ -85,8 +87,21 @@ async def attach_storage(
 def make_subagent_tool(host: ToolHost) -> SubagentTool:
     """The tool factory registered as ``"subagent"``."""
     extras = host.extras
-    get_tools = extras.get("get_tools")
     ask = extras.get("confirm")
+
+    def session_tools() -> list[Any]:
+        # Read at each run: the other plugins fill `extras` when their factories run.
+        get_tools = extras.get("get_tools")
+        if callable(get_tools):
+            return list(get_tools())
+        workspace = extras.get("workspace")
+        if workspace is not None:
+            # The workspace plugin's tools over the same workspace (the session's own are not
+            # reachable from a ToolHost): what one child writes, the session and the next child read.
+            from ..web.workspace_tools import make_tools, settings_from
+
+            return list(make_tools(workspace, lambda: settings_from(extras.get("tool_settings"))))
+        return []
 
     async def confirm(definitions: list[AgentDefinition]) -> bool:
         title, message = confirmation_text(definitions)
@@ -95,7 +110,7 @@ def make_subagent_tool(host: ToolHost) -> SubagentTool:
     subagent_host = SubagentHost(
         model=host.get_model,
         thinking_level=cast(Callable[[], ThinkingLevel], host.get_thinking_level),
-        tools=get_tools if callable(get_tools) else (),
+        tools=session_tools,
         get_api_key=host.get_api_key,
         stream_fn=extras.get("stream_fn"),
     )

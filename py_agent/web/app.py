@@ -175,7 +175,9 @@ class WebApp:
         }
 
     def _public_settings(self) -> dict[str, Any]:
-        return {k: v for k, v in self.settings.items() if k in ("theme", "systemPrompt", "welcomed", "model")}
+        return {
+            k: v for k, v in self.settings.items() if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked")
+        }
 
     def _provider_cards(self) -> list[dict[str, Any]]:
         cards = []
@@ -210,7 +212,7 @@ class WebApp:
         return cards
 
     async def cmd_set_setting(self, key: str, value: Any) -> dict[str, Any]:
-        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs"):
+        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAsked"):
             raise ValueError(f"Unknown setting: {key}")
         await self._set_setting(key, value)
         return {"settings": self._public_settings()}

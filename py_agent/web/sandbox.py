@@ -32,9 +32,24 @@ __all__ = [
 ]
 
 SettingsSource = ToolSettings | Callable[[], ToolSettings]
+DEFAULT_SETTINGS = ToolSettings()
 UPDATE_INTERVAL_S = 0.2
 _api: Any = None
 _api_lock: asyncio.Lock | None = None
+
+
+def js_module() -> Any:
+    """Pyodide's ``js`` module (the page's globals)."""
+    import js  # type: ignore[import-not-found]
+
+    return js
+
+
+def ffi() -> Any:
+    """``pyodide.ffi`` (``to_js``, ``create_proxy``, ...)."""
+    import pyodide.ffi  # type: ignore[import-not-found]
+
+    return pyodide.ffi
 
 
 async def load_sandbox_api() -> Any:
@@ -42,9 +57,8 @@ async def load_sandbox_api() -> Any:
     global _api, _api_lock
     if _api is not None:
         return _api
-    import js  # type: ignore[import-not-found]
-    from pyodide.ffi import create_once_callable  # type: ignore[import-not-found]
-
+    js = js_module()
+    create_once_callable = ffi().create_once_callable
     if _api_lock is None:
         _api_lock = asyncio.Lock()
     async with _api_lock:
@@ -176,22 +190,29 @@ JAVASCRIPT_SCHEMA: dict[str, Any] = {
     "required": ["code"],
 }
 
-JAVASCRIPT_DESCRIPTION = """Execute JavaScript (ES2023) in a sandboxed Web Worker and get its console output and result.
-
-Use it for calculations, data processing and transformations, generating files (CSV, JSON, SVG, HTML), and quick checks of JavaScript code.
-
-Environment:
-- A fresh worker for every call: no DOM (no document/window), nothing kept between calls. OffscreenCanvas, TextEncoder, crypto, Intl, etc. are available.
-- Top-level await works. The value of the last expression is returned (like a REPL); code that uses top-level await must `return` the value instead.
-- console.log/info/warn/error output is captured.
-- Workspace files (the same files as the read/write/edit tools):
-  - `await workspace.read(path)` -> string; `await workspace.read(path, {encoding: "binary"})` -> Uint8Array
-  - `await workspace.write(path, data)` (string, Uint8Array, ArrayBuffer or Blob)
-  - `await workspace.list(folder?)` -> [{path, size, mtime}]
-- {network}
-- Execution ends after {timeout} seconds.
-
-Files written here appear in the workspace panel; HTML and SVG files are previewed there."""
+JAVASCRIPT_DESCRIPTION = "\n".join(
+    [
+        "Execute JavaScript (ES2023) in a sandboxed Web Worker and get its console output and result.",
+        "",
+        "Use it for calculations, data processing and transformations, generating files (CSV, JSON, SVG, "
+        "HTML), and quick checks of JavaScript code.",
+        "",
+        "Environment:",
+        "- A fresh worker for every call: no DOM (no document/window), nothing kept between calls. "
+        "OffscreenCanvas, TextEncoder, crypto, Intl, etc. are available.",
+        "- Top-level await works. The value of the last expression is returned (like a REPL); code that uses "
+        "top-level await must `return` the value instead.",
+        "- console.log/info/warn/error output is captured.",
+        "- Workspace files (the same files as the read/write/edit tools):",
+        '  - `await workspace.read(path)` -> string; `await workspace.read(path, {encoding: "binary"})` -> Uint8Array',
+        "  - `await workspace.write(path, data)` (string, Uint8Array, ArrayBuffer or Blob)",
+        "  - `await workspace.list(folder?)` -> [{path, size, mtime}]",
+        "- {network}",
+        "- Execution ends after {timeout} seconds.",
+        "",
+        "Files written here appear in the workspace panel; HTML and SVG files are previewed there.",
+    ]
+)
 
 
 def _javascript_description(settings: ToolSettings) -> str:
@@ -207,13 +228,11 @@ def _javascript_description(settings: ToolSettings) -> str:
     )
 
 
-def make_javascript_tool(workspace: Workspace, settings: SettingsSource = ToolSettings()) -> AgentTool:
+def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> AgentTool:
     """The ``javascript`` tool over ``workspace`` (needs the page: Pyodide and web/sandbox/)."""
 
     async def serve_file(op: str, path: str, data: Any, encoding: str, written: list[WorkspaceFile]) -> Any:
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
-        import js  # type: ignore[import-not-found]
-
+        to_js = ffi().to_js
         if op == "read":
             file = workspace.get(path)
             if file is None:
@@ -230,17 +249,15 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = ToolSe
             return None
         if op == "list":
             listing = [{"path": f.path, "size": f.size, "mtime": f.mtime} for f in workspace.files(path)]
-            return to_js(listing, dict_converter=js.Object.fromEntries)
+            return to_js(listing, dict_converter=js_module().Object.fromEntries)
         raise WorkspaceError(f"Unknown workspace operation {op!r}")
 
     async def execute(
         _id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
     ) -> AgentToolResult:
-        import js  # type: ignore[import-not-found]
-        from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
-
         if signal is not None and signal.aborted:
             raise ToolError("Execution aborted")
+        js, create_proxy, to_js = js_module(), ffi().create_proxy, ffi().to_js
         current = _settings(settings)
         api = await load_sandbox_api()
         code = params["code"]
@@ -337,18 +354,25 @@ PYTHON_SCHEMA: dict[str, Any] = {
     "required": ["code"],
 }
 
-PYTHON_DESCRIPTION = """Execute Python 3 code in a sandboxed interpreter (Pyodide) and get its output.
-
-Use it for calculations, data analysis, text and file processing, and generating files.
-
-Environment:
-- The working folder is /workspace, which holds the workspace's files (the same files as the read/write/edit tools): open("data.csv") reads a workspace file; files the code creates, changes or deletes there are saved back to the workspace after the run.
-- stdout and stderr are captured; the value of the last expression is shown (like a REPL); exceptions come back with their traceback.
-- Variables do not persist between calls (imported modules stay loaded): keep state in files.
-- The standard library is available; packages the site bundles are loaded when imported.
-- {network}
-- Execution ends after {timeout} seconds; an endless loop is stopped then (the interpreter restarts).
-- input() is not available."""
+PYTHON_DESCRIPTION = "\n".join(
+    [
+        "Execute Python 3 code in a sandboxed interpreter (Pyodide) and get its output.",
+        "",
+        "Use it for calculations, data analysis, text and file processing, and generating files.",
+        "",
+        "Environment:",
+        "- The working folder is /workspace, which holds the workspace's files (the same files as the "
+        'read/write/edit tools): open("data.csv") reads a workspace file; files the code creates, changes or '
+        "deletes there are saved back to the workspace after the run.",
+        "- stdout and stderr are captured; the value of the last expression is shown (like a REPL); "
+        "exceptions come back with their traceback.",
+        "- Variables do not persist between calls (imported modules stay loaded): keep state in files.",
+        "- The standard library is available; packages the site bundles are loaded when imported.",
+        "- {network}",
+        "- Execution ends after {timeout} seconds; an endless loop is stopped then (the interpreter restarts).",
+        "- input() is not available.",
+    ]
+)
 
 
 def _python_description(settings: ToolSettings) -> str:
@@ -391,8 +415,7 @@ class PythonRunner:
         on_output: Callable[[str], None],
     ) -> tuple[dict[str, Any], list[WorkspaceFile], list[str], list[str]]:
         """Run ``code``; returns (result, files written back, paths deleted, problems)."""
-        import js  # type: ignore[import-not-found]
-        from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
+        js, create_proxy, to_js = js_module(), ffi().create_proxy, ffi().to_js
 
         api = await load_sandbox_api()
         async with self._lock:
@@ -413,7 +436,7 @@ class PythonRunner:
                     "deletes": sync["deletes"],
                 }
                 controller = js.AbortController.new()
-                remove = signal.add_listener(lambda c=controller: c.abort()) if signal is not None else None
+                remove = signal.add_listener(controller.abort) if signal is not None else None
 
                 def on_stream(chunks: Any) -> None:
                     for chunk in chunks.to_py():
@@ -491,7 +514,7 @@ def python_runner() -> PythonRunner:
     return _runner
 
 
-def make_python_tool(workspace: Workspace, settings: SettingsSource = ToolSettings()) -> AgentTool:
+def make_python_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> AgentTool:
     """The ``python`` tool over ``workspace`` (needs the page: Pyodide and web/sandbox/)."""
 
     async def execute(

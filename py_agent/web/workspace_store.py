@@ -22,7 +22,7 @@ from ..tools.workspace import (
     WorkspaceFile,
     WorkspaceStore,
 )
-from .sandbox import load_sandbox_api
+from .sandbox import ffi, load_sandbox_api
 
 __all__ = [
     "IndexedDBWorkspaceStore",
@@ -62,13 +62,11 @@ class IndexedDBWorkspaceStore:
         return files
 
     async def put(self, file: WorkspaceFile) -> None:
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
-
         db = await self._api()
         if isinstance(file.data, str):
             await db.put(self.session_id, file.path, "text", file.data, file.mtime)
         else:
-            await db.put(self.session_id, file.path, "bytes", to_js(file.data), file.mtime)
+            await db.put(self.session_id, file.path, "bytes", ffi().to_js(file.data), file.mtime)
 
     async def delete(self, path: str) -> None:
         await (await self._api()).remove(self.session_id, path)
@@ -139,15 +137,11 @@ class PreviewSource:
 
     def read(self, path: str) -> Any:
         """The file's bytes as a Uint8Array, or ``None`` when it is gone."""
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
-
         file = self.workspace.get(path)
-        return None if file is None else to_js(file.to_bytes())
+        return None if file is None else ffi().to_js(file.to_bytes())
 
     def zip(self) -> Any:
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
-
-        return to_js(workspace_zip(self.workspace))
+        return ffi().to_js(workspace_zip(self.workspace))
 
     def subscribe(self, callback: Callable[[str], Any]) -> Callable[[], None]:
         """``callback(json)`` after each change (``{kind, path, source}``); returns the remover."""
@@ -156,4 +150,3 @@ class PreviewSource:
             callback(json.dumps({"kind": change.kind, "path": change.path, "source": change.source}))
 
         return self.workspace.subscribe(listener)
-

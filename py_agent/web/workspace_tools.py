@@ -20,7 +20,7 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace
-from .sandbox import SettingsSource, make_javascript_tool, make_python_tool
+from .sandbox import DEFAULT_SETTINGS, SettingsSource, make_javascript_tool, make_python_tool
 from .tools_registry import ToolHost, register_tool_factory
 from .workspace_store import PreviewSource, open_workspace
 
@@ -29,7 +29,7 @@ __all__ = ["SANDBOX_TOOL_NAMES", "make_tools", "preview_source", "settings_from"
 SANDBOX_TOOL_NAMES = ("javascript", "python")
 
 
-def make_tools(workspace: Workspace, settings: SettingsSource = ToolSettings()) -> list[AgentTool]:
+def make_tools(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> list[AgentTool]:
     """Every workspace tool and the two sandboxed code tools, minus those the user disabled."""
     current = settings() if callable(settings) else settings
     disabled = current.disabled_tools

@@ -322,3 +322,17 @@ async def test_cors_refusal_is_only_a_browser_matter(server: MockProviderServer)
         {"api_key": KEY},
     ).result()
     assert final.stop_reason == "stop"
+
+
+async def test_abort_while_waiting_for_headers(server: MockProviderServer) -> None:
+    server.script([{"text": "never sent", "fault": {"type": "stall_headers", "seconds": 10}}])
+    controller = AbortController()
+    asyncio.get_running_loop().call_later(0.3, controller.abort)
+    stream = stream_simple(
+        model_for(server, "anthropic-messages"),
+        {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]},
+        {"api_key": KEY, "signal": controller.signal},
+    )
+    final = await asyncio.wait_for(stream.result(), 10)
+    assert final.stop_reason == "aborted" and final.error_message == "Request was aborted"
+    assert await asyncio.to_thread(server.wait_closed, 0, 5)

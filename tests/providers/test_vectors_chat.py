@@ -667,3 +667,28 @@ async def test_header_precedence() -> None:
         "authorization": "Bearer KEY",
         "x-model": "o",
     }
+
+
+async def test_abort_during_retry_backoff() -> None:
+    import asyncio
+    import time
+
+    from py_agent.ai import AbortController
+
+    controller = AbortController()
+    asyncio.get_running_loop().call_later(0.1, controller.abort)
+    start = time.monotonic()
+    events, final, transport = await run_stream(
+        f_chat(), [_err(429, H2_BODY, **{"retry-after": "20"})], signal=controller.signal
+    )
+    assert time.monotonic() - start < 5
+    assert events == ["error aborted"] and len(transport.requests) == 1
+    assert final.stop_reason == "aborted" and final.error_message == "Request was aborted"
+
+
+async def test_on_response_error_is_a_stream_error() -> None:
+    def on_response(response, model):  # type: ignore[no-untyped-def]
+        raise RuntimeError("hook failed")
+
+    events, final, _ = await run_stream(f_chat(), [Reply(chunks=C1)], on_response=on_response)
+    assert events == ["error error"] and final.error_message == "hook failed"

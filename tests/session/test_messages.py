@@ -173,5 +173,5 @@ def test_absurdly_deep_messages_are_refused_cleanly() -> None:
     deep: object = "x"
     for _ in range(5000):
         deep = {"d": deep}
-    with pytest.raises(TypeError, match="nested too deeply"):
+    with pytest.raises(TypeError, match="nested deeper than"):
         message_to_json({"role": "tool-output", "value": deep})

@@ -131,6 +131,7 @@ def test_markdown_round_trip() -> None:
             system_prompt="Body\n\nwith lines",
         ),
         AgentDefinition(name="null", description="true"),
+        AgentDefinition(name="12", description="yes", model="1.5"),
     ]:
         markdown = definition_to_markdown(definition)
         again = parse_agent_definition(markdown, source=definition.source)

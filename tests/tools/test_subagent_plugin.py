@@ -127,3 +127,31 @@ async def test_dropped_tools_do_not_stay_subscribed_to_the_shared_registry() -> 
         assert len(registry._listeners) == before
     finally:
         faux.unregister()
+
+
+async def test_without_get_tools_children_use_the_workspace_plugins_tools() -> None:
+    from py_agent.ai.faux import faux_assistant_message, faux_tool_call
+    from py_agent.tools import MemoryWorkspaceStore, Workspace
+
+    faux, model = make_faux()
+    try:
+        workspace = await Workspace.open(MemoryWorkspaceStore())
+        seen = Seen()
+
+        def respond(ctx: Any) -> Any:
+            if not any(getattr(m, "role", None) == "toolResult" for m in ctx.messages):
+                return faux_assistant_message(
+                    [faux_tool_call("write", {"path": "out.txt", "content": "from a child"}, id="w")],
+                    stop_reason="toolUse",
+                )
+            return "written"
+
+        faux.set_responses(router(respond, seen))
+        tool = subagent_plugin.make_subagent_tool(tool_host(model, {"workspace": workspace}))
+        result = await tool.execute("c1", {"agent": "worker", "task": "write it"}, None, None)  # type: ignore[misc]
+        assert result.content[0].text == "written"
+        file = workspace.get("out.txt")
+        assert file is not None and file.text() == "from a child"
+        assert seen.calls[0]["tools"] == ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"]
+    finally:
+        faux.unregister()

@@ -67,6 +67,7 @@ from ..types import (
     ToolCall,
     Usage,
     now_ms,
+    to_stream_options,
     tool_json_schema,
 )
 
@@ -810,11 +811,27 @@ async def send_with_retries(call: StreamCall, request: HttpRequest) -> HttpRespo
 _tasks: set[asyncio.Task[None]] = set()
 
 
-def start_stream(
-    adapter: ApiAdapter, model: Model, context: Context, options: SimpleStreamOptions
-) -> AssistantMessageEventStream:
-    """Run one provider call in a task; the returned stream always ends with ``done`` or ``error``."""
+def start_stream(adapter: ApiAdapter, model: Any, context: Any, options: Any) -> AssistantMessageEventStream:
+    """Run one provider call in a task; the returned stream always ends with ``done`` or ``error``.
+
+    ``model``, ``context`` and ``options`` may also be given as mappings (pi-JSON or snake_case).
+    """
     stream = AssistantMessageEventStream()
+    try:
+        model = model if isinstance(model, Model) else Model.model_validate(model)
+        context = context if isinstance(context, Context) else Context.model_validate(context or {})
+        options = to_stream_options(options)
+    except Exception as error:
+        message = AssistantMessage(
+            api=str(getattr(model, "api", None) or adapter.api),
+            provider=str(getattr(model, "provider", None) or ""),
+            model=str(getattr(model, "id", None) or ""),
+            stop_reason="error",
+            error_message=f"Invalid stream arguments: {error_text(error)}",
+        )
+        stream.push(ErrorEvent.model_construct(type="error", reason="error", error=message))
+        stream.end(message)
+        return stream
     call = StreamCall(adapter, model, context, options, stream)
     try:
         loop = asyncio.get_running_loop()

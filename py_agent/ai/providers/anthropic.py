@@ -230,11 +230,14 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
             entry: dict[str, Any] = {"name": name, "description": description}
             if eager:
                 entry["eager_input_streaming"] = True
-            entry["input_schema"] = {
+            input_schema: dict[str, Any] = {
                 "type": "object",
                 "properties": schema.get("properties") or {},
                 "required": schema.get("required") or [],
             }
+            if schema.get("$defs"):  # pydantic-model parameters refer to their nested models
+                input_schema["$defs"] = schema["$defs"]
+            entry["input_schema"] = input_schema
             tools.append(entry)
         params["tools"] = tools
     if thinking is not None:
@@ -430,7 +433,7 @@ def stream_anthropic(
     model: Model, context: Context, options: SimpleStreamOptions | None = None
 ) -> AssistantMessageEventStream:
     """Stream an Anthropic Messages reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
+    return start_stream(_ADAPTER, model, context, options)
 
 
 stream_simple_anthropic = stream_anthropic

@@ -350,7 +350,7 @@ def stream_google(
     model: Model, context: Context, options: SimpleStreamOptions | None = None
 ) -> AssistantMessageEventStream:
     """Stream a Gemini reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
+    return start_stream(_ADAPTER, model, context, options)
 
 
 stream_simple_google = stream_google

@@ -624,7 +624,7 @@ def stream_openai_completions(
     model: Model, context: Context, options: SimpleStreamOptions | None = None
 ) -> AssistantMessageEventStream:
     """Stream a Chat Completions reply (also the ``stream_simple`` entry: ``reasoning`` is mapped)."""
-    return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
+    return start_stream(_ADAPTER, model, context, options)
 
 
 stream_simple_openai_completions = stream_openai_completions

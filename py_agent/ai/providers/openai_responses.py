@@ -432,7 +432,7 @@ def stream_openai_responses(
     model: Model, context: Context, options: SimpleStreamOptions | None = None
 ) -> AssistantMessageEventStream:
     """Stream an OpenAI Responses reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options or SimpleStreamOptions())
+    return start_stream(_ADAPTER, model, context, options)
 
 
 stream_simple_openai_responses = stream_openai_responses

@@ -1,0 +1,644 @@
+// The chat app's page: waits for boot.js (Pyodide + py_agent), opens IndexedDB, starts the Python
+// side (py_agent/web/main.py) and wires the DOM to it. Policy lives in Python; this file only does
+// what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
+
+import { ready } from "./boot.js";
+import { openDatabase } from "./idb.js";
+import { connect, py, on, receive } from "./ui/bridge.js";
+import { $, h, icon, formatTokens, formatCost, announce } from "./ui/dom.js";
+import { ChatView } from "./ui/chat.js";
+import { Composer } from "./ui/composer.js";
+import { SessionList } from "./ui/sessions.js";
+import { pickModel } from "./ui/model-picker.js";
+import { askForKey } from "./ui/key-dialog.js";
+import { openSettings } from "./ui/settings.js";
+import { confirmDialog, promptDialog } from "./ui/dialogs.js";
+import { toast, dismiss } from "./ui/toasts.js";
+import { lockSession, releaseSession } from "./ui/locks.js";
+import { requestPersistence } from "./ui/storage-status.js";
+import { panel as getPanel } from "./ui/extensions.js";
+import "./plugins.js";
+
+const app = {
+  init: null,
+  versions: null,
+  state: null, // the open session's state (session_state)
+  currentId: null,
+  applyTheme,
+};
+window.pyAgentApp = app; // for tests and the console: no secrets in it
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+async function main() {
+  const boot = await ready;
+  app.versions = boot.versions;
+  let db;
+  try {
+    db = await openDatabase({
+      onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
+    });
+  } catch (error) {
+    fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
+    return;
+  }
+  const params = new URLSearchParams(location.search);
+  const options = {};
+  if (params.has("demo-tps")) options.demoTokensPerSecond = Number(params.get("demo-tps"));
+  const entry = boot.pyodide.pyimport("py_agent.web.main");
+  const dispatch = await entry.start(receive, db, JSON.stringify(options));
+  entry.destroy?.();
+  connect(dispatch);
+  app.init = await py("init");
+  applyTheme(app.init.settings.theme ?? "system");
+  buildUi();
+  for (const notice of app.init.notices) toast(notice, "warn");
+  await route();
+  $("#boot").hidden = true;
+  $("#app").hidden = false;
+  document.documentElement.dataset.app = "ready";
+  ui.composer.focus();
+}
+
+function fail(message) {
+  const box = $("#boot-error");
+  if (box) {
+    $("#boot-error-summary").textContent = message;
+    box.hidden = false;
+  }
+  document.documentElement.dataset.app = "error";
+}
+
+function applyTheme(theme) {
+  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+// ---------------------------------------------------------------------------------------------
+// UI
+
+const ui = {};
+
+function buildUi() {
+  ui.chat = new ChatView({
+    scroller: $("#scroller"),
+    transcript: $("#transcript"),
+    onRetry: (entryId) => run(() => sendLike("retry", { entryId })),
+    onEdit: (entryId, text) => run(() => sendLike("edit", { entryId, text })),
+    onSwitch: (entryId) => run(() => py("switch_branch", { entryId })),
+    onJump: (show) => ($("#jump").hidden = !show),
+  });
+  $("#jump").addEventListener("click", () => ui.chat.scrollToBottom());
+  ui.composer = new Composer({
+    form: $("#composer"),
+    input: $("#input"),
+    sendButton: $("#send-button"),
+    stopButton: $("#stop-button"),
+    queueList: $("#queue"),
+    hint: $("#composer-hint"),
+    onSubmit: submit,
+    onAbort: () => py("abort"),
+    onUnqueue: async (id) => {
+      const r = await py("unqueue", { id });
+      if (r.text) ui.composer.restore([r.text]);
+    },
+  });
+  ui.sessions = new SessionList({
+    root: $("#session-list"),
+    search: $("#session-search"),
+    onOpen: () => closeSidebar(),
+    onRename: (s) => renameSession(s.id, s.name ?? s.title),
+    onExport: (s) => exportSession(s.id),
+    onDelete: (s) => deleteSession(s.id, s.title),
+  });
+  ui.sessions.refresh();
+
+  $("#model-button").addEventListener("click", chooseModel);
+  $("#thinking-select").addEventListener("change", (event) => run(() => py("set_thinking", { level: event.target.value })));
+  $("#new-chat").addEventListener("click", newChat);
+  $("#open-settings").addEventListener("click", () => openSettings({ app }));
+  $("#rename-session").addEventListener("click", () => app.state?.persisted && renameSession(app.currentId, app.state.name ?? app.state.title));
+  $("#open-sidebar").addEventListener("click", toggleSidebar);
+  $("#close-sidebar").addEventListener("click", closeSidebar);
+  $("#scrim").addEventListener("click", closeSidebar);
+  $("#import-session").addEventListener("click", () => $("#import-file").click());
+  $("#import-file").addEventListener("change", importFile);
+  $("#side-panel-close").addEventListener("click", () => closePanel());
+  buildSessionMenu();
+  buildWelcome();
+
+  document.addEventListener("keydown", globalKeys);
+  window.addEventListener("hashchange", () => run(route));
+
+  on("session_state", onSessionState);
+  on("transcript", (p) => {
+    ui.chat.setTranscript(p.sessionId, p.items);
+    updateWelcome();
+  });
+  on("append", (p) => {
+    if (p.item.message?.role === "assistant") streamEpoch += 1;
+    ui.chat.append(p.item);
+    updateWelcome();
+  });
+  on("stream", scheduleStream);
+  on("tool", (p) => ui.chat.setToolStatus(p));
+  on("notice", (p) => {
+    if (p.id && p.level === "info" && p.id === "save-error") {
+      dismiss("save-error");
+      toast(p.text, "info");
+    } else toast(p.text, p.level, { id: p.id ?? null });
+  });
+  on("unsent", (p) => {
+    ui.composer.restore(p.texts);
+    toast("The queued messages were not delivered: they are back in the message box.", "info");
+  });
+  on("persisted", onPersisted);
+  on("sessions_changed", () => {
+    clearTimeout(ui.refreshTimer);
+    ui.refreshTimer = setTimeout(() => ui.sessions.refresh(), 60);
+  });
+  on("key_rejected", onKeyRejected);
+  on("catalog_changed", () => updateWelcome(true));
+  on("panel", onPanel);
+}
+
+async function run(fn) {
+  try {
+    return await fn();
+  } catch (error) {
+    toast(error.message || String(error), "error");
+    return undefined;
+  }
+}
+
+// ---- the open session ----
+
+function onSessionState(state) {
+  const wasStreaming = app.state?.streaming;
+  app.state = state;
+  app.currentId = state.sessionId;
+  const title = state.persisted ? state.title || "Untitled" : "New chat";
+  $("#session-title").textContent = title;
+  document.title = state.persisted ? `${title} · py-agent` : "py-agent";
+  $("#rename-session").hidden = !state.persisted;
+  $("#session-menu-btn").disabled = !state.persisted;
+  const u = state.usage;
+  const usage = $("#session-usage");
+  usage.hidden = !(u.input || u.output);
+  usage.textContent = `↑${formatTokens(u.input)} ↓${formatTokens(u.output)}${u.cost ? ` · ${formatCost(u.cost)}` : ""}`;
+  usage.title = `This session: ${u.input} input, ${u.output} output, ${u.cacheRead} cache-read, ${u.cacheWrite} cache-write tokens; ${formatCost(u.cost)}`;
+  usage.setAttribute("aria-label", `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`);
+  updateModel(state.model, state);
+  ui.composer.setState(state);
+  ui.chat.setStreaming(state.streaming);
+  if (!state.streaming && wasStreaming) {
+    streamEpoch += 1;
+    ui.chat.clearStreaming();
+  }
+  const banner = $("#banner");
+  banner.replaceChildren();
+  banner.hidden = !state.readOnly;
+  if (state.readOnly) {
+    const take = h("button", { type: "button", class: "btn small", text: "Edit here instead" });
+    take.addEventListener("click", () => takeOver(state.sessionId));
+    banner.append(h("span", { text: state.readOnlyReason }), take);
+  }
+  ui.sessions.setCurrent(state.persisted ? state.sessionId : null);
+  updateWelcome();
+}
+
+function updateModel(model, state) {
+  if (!model) return;
+  const button = $("#model-button");
+  button.replaceChildren(
+    h("span", { class: `model-dot ${model.demo ? "demo" : model.requiresKey && !model.hasKey ? "nokey" : ""}`, "aria-hidden": "true" }),
+    h("span", { class: "model-label", text: model.name }),
+    icon("chevron", "icon chev-down"),
+  );
+  button.setAttribute("aria-label", `Model: ${model.name} (${model.providerLabel}). Change model (Ctrl+K)`);
+  button.title = `${model.providerLabel} · ${model.id}`;
+  button.disabled = Boolean(state?.streaming);
+  const select = $("#thinking-select");
+  const levels = state?.thinkingLevels ?? model.thinkingLevels ?? ["off"];
+  const names = { off: "Thinking off", minimal: "Minimal thinking", low: "Low thinking", medium: "Medium thinking", high: "High thinking", xhigh: "Extra-high thinking" };
+  select.replaceChildren(...levels.map((l) => h("option", { value: l, text: names[l] ?? l })));
+  select.value = state?.thinkingLevel ?? "off";
+  select.disabled = Boolean(state?.streaming);
+  $("#thinking-wrap").hidden = levels.length <= 1;
+}
+
+async function route() {
+  const match = /^#\/s\/(.+)$/.exec(location.hash);
+  if (match) {
+    const id = decodeURIComponent(match[1]);
+    if (id === app.currentId) return;
+    const result = await py("open_session", { id });
+    if (result.found === false) {
+      toast("That session does not exist here (it may have been deleted).", "warn");
+      history.replaceState(null, "", "#/");
+      await py("new_session");
+      releaseSession();
+      return;
+    }
+    await acquireLock(id);
+  } else {
+    if (app.state && !app.state.persisted && app.currentId) return;
+    await py("new_session");
+    releaseSession();
+  }
+  closeSidebar();
+}
+
+async function acquireLock(id) {
+  const got = await lockSession(id, { onLost: () => py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }) });
+  await py("lock_state", { sessionId: id, held: got });
+}
+
+async function takeOver(id) {
+  const got = await lockSession(id, {
+    steal: true,
+    onLost: () => py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }),
+  });
+  await py("lock_state", { sessionId: id, held: got });
+  if (got) {
+    // Reload it: the other tab may have added messages.
+    app.currentId = null;
+    await py("open_session", { id });
+    await py("lock_state", { sessionId: id, held: true });
+  }
+}
+
+async function onPersisted(p) {
+  if (p.sessionId !== app.currentId) return;
+  history.replaceState(null, "", `#/s/${encodeURIComponent(p.sessionId)}`);
+  acquireLock(p.sessionId);
+  if (!app.init.settings.persistAsked) {
+    app.init.settings.persistAsked = true;
+    py("set_setting", { key: "persistAsked", value: true });
+    requestPersistence({ announceResult: true });
+  } else requestPersistence();
+}
+
+function newChat() {
+  closeSidebar();
+  if (location.hash === "#/" || location.hash === "") {
+    if (app.state?.persisted) run(async () => {
+      await py("new_session");
+      releaseSession();
+    });
+  } else location.hash = "#/";
+  ui.composer.focus();
+}
+
+// ---- sending ----
+
+async function sendLike(command, args) {
+  let result = await py(command, args);
+  if (result.status === "need_key") {
+    const saved = await askForKey(result.provider);
+    if (!saved) return false;
+    result = await py(command, args);
+  }
+  if (result.status === "sent") ui.chat.scrollToBottom();
+  return result.status === "sent";
+}
+
+async function submit(text, mode, streaming) {
+  try {
+    if (streaming) {
+      const r = await py("queue", { text, mode });
+      if (r.status === "queued") {
+        announce(mode === "follow_up" ? "Queued as a follow-up." : "Queued as steering.");
+        return true;
+      }
+      if (r.status !== "idle") return false;
+    }
+    return await sendLike("send", { text });
+  } catch (error) {
+    toast(error.message, "error");
+    return false;
+  }
+}
+
+async function onKeyRejected(p) {
+  const request = await py("key_request", { provider: p.provider });
+  const saved = await askForKey(request, { reason: `${request.label} rejected the key: ${p.error}`, confirmLabel: "Save" });
+  if (saved) toast("The new key is saved. Press Retry to send again.", "info");
+}
+
+// ---- streaming: one snapshot per animation frame ----
+
+let streamScheduled = false;
+let streamEpoch = 0;
+
+function scheduleStream() {
+  if (streamScheduled) return;
+  streamScheduled = true;
+  requestAnimationFrame(pullStream);
+}
+
+async function pullStream() {
+  const epoch = streamEpoch;
+  let result;
+  try {
+    result = await py("streaming_snapshot");
+  } finally {
+    streamScheduled = false;
+  }
+  if (epoch !== streamEpoch || result.sessionId !== app.currentId || !result.snapshot) return;
+  ui.chat.showStreaming(result.snapshot);
+  updateWelcome();
+}
+
+// ---- model ----
+
+async function chooseModel() {
+  const current = app.state?.model;
+  const model = await pickModel(current);
+  if (model) await run(() => py("set_model", { provider: model.provider, id: model.id }));
+  ui.composer.focus();
+}
+
+// ---- sessions ----
+
+async function renameSession(id, current) {
+  const name = await promptDialog("", { title: "Rename session", value: current ?? "", label: "Session name" });
+  if (name === null) return;
+  await run(() => py("rename_session", { id, name }));
+  ui.sessions.refresh();
+}
+
+async function deleteSession(id, title) {
+  const ok = await confirmDialog(`“${title || "Untitled"}” and all its messages are deleted from this browser. Export it first if you want to keep a copy.`, {
+    title: "Delete session?",
+    confirmLabel: "Delete",
+    danger: true,
+  });
+  if (!ok) return;
+  const result = await run(() => py("delete_session", { id }));
+  if (result?.wasCurrent) {
+    releaseSession();
+    history.replaceState(null, "", "#/");
+  }
+  ui.sessions.refresh();
+}
+
+async function exportSession(id) {
+  const result = await run(() => py("export_session", { id }));
+  if (!result) return;
+  const blob = new Blob([result.text], { type: "application/x-ndjson" });
+  const url = URL.createObjectURL(blob);
+  const a = h("a", { href: url, download: result.filename, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+  toast(`Exported “${result.filename}” (pi's session format: open it with pi's CLI).`, "info");
+}
+
+async function importFile(event) {
+  const file = event.target.files?.[0];
+  event.target.value = "";
+  if (!file) return;
+  if (file.size > 200e6) {
+    toast("This file is too large to import (over 200 MB).", "error");
+    return;
+  }
+  const text = await file.text();
+  const result = await run(() => py("import_session", { text }));
+  if (!result) return;
+  for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
+  if (result.warnings.length > 3) toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
+  toast(`Imported “${result.title || "Untitled"}”.`, "info");
+  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`;
+}
+
+function buildSessionMenu() {
+  const button = $("#session-menu-btn");
+  const menu = $("#session-menu");
+  const items = [
+    ["Export as .jsonl", "download", () => exportSession(app.currentId)],
+    ["System prompt…", "edit", editSystemPrompt],
+    ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
+  ];
+  menu.replaceChildren(
+    ...items.map(([label, iconName, action], i) => {
+      const b = h("button", { type: "button", role: "menuitem", class: i === 2 ? "danger" : "" }, icon(iconName), label);
+      b.addEventListener("click", () => {
+        close();
+        action();
+      });
+      return b;
+    }),
+  );
+  const close = () => {
+    menu.hidden = true;
+    button.setAttribute("aria-expanded", "false");
+  };
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    const opening = menu.hidden;
+    menu.hidden = !opening;
+    button.setAttribute("aria-expanded", String(opening));
+    if (opening) menu.querySelector("button").focus();
+  });
+  menu.addEventListener("keydown", (event) => {
+    const all = [...menu.querySelectorAll("button")];
+    const i = all.indexOf(document.activeElement);
+    if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      close();
+      button.focus();
+    } else if (event.key === "ArrowDown") {
+      event.preventDefault();
+      all[(i + 1) % all.length].focus();
+    } else if (event.key === "ArrowUp") {
+      event.preventDefault();
+      all[(i - 1 + all.length) % all.length].focus();
+    }
+  });
+  document.addEventListener("click", (event) => {
+    if (!menu.hidden && !menu.contains(event.target)) close();
+  });
+}
+
+async function editSystemPrompt() {
+  const { createDialog, showModal } = await import("./ui/dialogs.js");
+  const { dialog, body } = createDialog({ title: "System prompt of this session", className: "prompt-dialog" });
+  const area = h("textarea", { class: "input", rows: "8", "aria-label": "System prompt" });
+  area.value = app.state?.systemPrompt ?? "";
+  const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
+  const save = h("button", { type: "button", class: "btn primary", text: "Save" });
+  body.append(h("p", { class: "muted", text: "The model receives this before the conversation. It is saved with the session; a change applies from the next message." }), area, h("div", { class: "dialog-actions" }, cancel, save));
+  cancel.addEventListener("click", () => dialog.close("cancel"));
+  save.addEventListener("click", () => dialog.close("ok"));
+  const result = showModal(dialog);
+  area.focus();
+  if ((await result) === "ok") await run(() => py("set_system_prompt", { prompt: area.value }));
+  dialog.remove();
+}
+
+// ---- sidebar, panels, keys ----
+
+function toggleSidebar() {
+  const open = !document.body.classList.contains("sidebar-open");
+  document.body.classList.toggle("sidebar-open", open);
+  $("#open-sidebar").setAttribute("aria-expanded", String(open));
+  if (open) $("#session-search").focus();
+}
+
+function closeSidebar() {
+  if (!document.body.classList.contains("sidebar-open")) return;
+  document.body.classList.remove("sidebar-open");
+  $("#open-sidebar").setAttribute("aria-expanded", "false");
+}
+
+const mountedPanels = new Map();
+
+function onPanel(p) {
+  const definition = getPanel(p.panel);
+  if (!definition) return;
+  const body = $("#side-panel-body");
+  let mounted = mountedPanels.get(p.panel);
+  if (!mounted) {
+    const container = h("div", { class: "panel-view", dataset: { panel: p.panel } });
+    body.append(container);
+    const api = { send: (data) => py("panel_message", { panel: p.panel, data }), close: () => closePanel() };
+    definition.mount(container, api);
+    mounted = { container, definition };
+    mountedPanels.set(p.panel, mounted);
+  }
+  if (p.action === "open") {
+    for (const [id, m] of mountedPanels) m.container.hidden = id !== p.panel;
+    $("#side-panel-title").textContent = definition.title ?? p.panel;
+    $("#side-panel").hidden = false;
+    document.body.classList.add("panel-open");
+    definition.onOpen?.();
+  } else if (p.action === "message") definition.onMessage?.(p.data);
+}
+
+function closePanel() {
+  $("#side-panel").hidden = true;
+  document.body.classList.remove("panel-open");
+  for (const m of mountedPanels.values()) m.definition.onClose?.();
+}
+
+function globalKeys(event) {
+  const mod = event.ctrlKey || event.metaKey;
+  if (mod && event.key.toLowerCase() === "k") {
+    event.preventDefault();
+    if (!document.querySelector("dialog[open]") && !app.state?.streaming) chooseModel();
+  } else if (mod && event.shiftKey && event.key.toLowerCase() === "o") {
+    event.preventDefault();
+    newChat();
+  } else if (event.key === "Escape" && !document.querySelector("dialog[open]")) {
+    if (app.state?.streaming) {
+      event.preventDefault();
+      py("abort");
+    } else if (document.body.classList.contains("sidebar-open")) closeSidebar();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Welcome (first run) and the empty state
+
+const SUGGESTIONS = [
+  ["Show me what this app can do", "Show me what this app can do"],
+  ["Write some code", "Write some code: a debounce helper"],
+  ["Give me a long answer", "Give me a long answer"],
+  ["Make an error (to try Retry)", "Make an error"],
+];
+
+function buildWelcome() {
+  const root = $("#welcome");
+  root.replaceChildren(
+    h("div", { class: "welcome-head" }, h("div", { class: "logo", "aria-hidden": "true", text: "π" }), h("h2", { id: "welcome-title", text: "Chat with any model, from this page" })),
+    h(
+      "p",
+      { class: "welcome-lede", id: "welcome-lede" },
+      "py-agent runs entirely in your browser: Python (pi's agent core) on WebAssembly. Bring your own API key — it stays in this browser and goes only to the provider you pick. Conversations are saved here, and export to pi's CLI.",
+    ),
+    h("h3", { class: "welcome-sub", text: "Pick a provider to start" }),
+    h("ul", { class: "provider-cards", id: "provider-cards", "aria-label": "Providers" }),
+    h("p", { class: "muted small", id: "welcome-note", text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message." }),
+    h("div", { class: "suggestions", id: "suggestions", role: "group", "aria-label": "Suggestions" }),
+  );
+  renderProviderCards();
+}
+
+async function renderProviderCards() {
+  const list = $("#provider-cards");
+  const cards = app.init.providers.filter((p) => !p.custom || p.model);
+  const current = app.state?.model;
+  list.replaceChildren(
+    ...cards.map((p) => {
+      const active = current && current.provider === p.provider;
+      const status = p.provider === "demo" ? "Offline · no key" : p.hasKey ? "Key saved" : "Needs a key";
+      const button = h(
+        "button",
+        { type: "button", class: `provider-card-btn ${active ? "active" : ""} ${p.provider === "demo" ? "demo" : ""}`, "aria-pressed": active ? "true" : "false", dataset: { provider: p.provider } },
+        h("span", { class: "pc-name", text: p.provider === "demo" ? "Demo" : p.label }),
+        h("span", { class: "pc-model", text: p.modelName }),
+        h("span", { class: `pc-status ${p.hasKey || p.provider === "demo" ? "ok" : ""}`, text: status }),
+      );
+      button.addEventListener("click", async () => {
+        await run(() => py("set_model", { provider: p.provider, id: p.model }));
+        renderProviderCards();
+        ui.composer.focus();
+      });
+      return h("li", {}, button);
+    }),
+    h(
+      "li",
+      {},
+      (() => {
+        const b = h("button", { type: "button", class: "provider-card-btn local" }, h("span", { class: "pc-name", text: "Local or custom server" }), h("span", { class: "pc-model", text: "Ollama, LM Studio, llama.cpp, vLLM, any OpenAI-compatible URL" }), h("span", { class: "pc-status", text: "Set up" }));
+        b.addEventListener("click", () => openSettings({ app, tab: "providers" }));
+        return b;
+      })(),
+    ),
+  );
+}
+
+function updateWelcome(refreshCards = false) {
+  const empty = ui.chat?.empty ?? true;
+  const welcome = $("#welcome");
+  const showWelcome = empty && !(app.state?.persisted ?? false);
+  welcome.hidden = !showWelcome;
+  if (!showWelcome) return;
+  const firstRun = app.init.firstRun;
+  welcome.classList.toggle("compact", !firstRun);
+  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "New chat";
+  $("#welcome-lede").hidden = !firstRun;
+  const model = app.state?.model;
+  const suggestions = $("#suggestions");
+  if (model?.demo) {
+    suggestions.replaceChildren(
+      ...SUGGESTIONS.map(([label, text]) => {
+        const b = h("button", { type: "button", class: "suggestion", text: label });
+        b.addEventListener("click", () => {
+          $("#input").value = text;
+          ui.composer.autosize();
+          ui.composer.submit("steer");
+        });
+        return b;
+      }),
+    );
+  } else suggestions.replaceChildren();
+  if (refreshCards) {
+    py("key_status").then((s) => {
+      app.init.providers = s.providers;
+      renderProviderCards();
+    });
+  } else {
+    const active = document.querySelector(".provider-card-btn.active")?.dataset.provider;
+    if (active !== model?.provider) renderProviderCards();
+  }
+}
+
+main().catch((error) => {
+  console.error("py-agent: the app could not start", error);
+  fail(`The app could not start: ${error.message ?? error}`);
+});
