@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -97,26 +96,13 @@ def _scrubber(secrets: Iterable[str]) -> Callable[[str, Any], str] | None:
     wanted = sorted({secret for secret in secrets if isinstance(secret, str) and secret}, key=len, reverse=True)
     if not wanted:
         return None
-    forms: list[tuple[str, str]] = []
-    for secret in wanted:
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        forms.append((secret, escaped))
+    # Each secret as it can appear in a line: as is, or with JSON escapes.
+    forms = {form for secret in wanted for form in (secret, stringify(secret)[1:-1])}
 
     def scrub(line: str, obj: Any) -> str:
-        changed = line
-        for secret, escaped in forms:
-            if secret in changed:
-                changed = changed.replace(secret, REDACTED)
-            if escaped != secret and escaped in changed:
-                changed = changed.replace(escaped, REDACTED)
-        if changed is line or changed == line:
-            return line
-        try:
-            parse(changed)
-        except JsonError:
-            # A secret spanning JSON syntax: replace inside the strings instead.
-            return stringify(_scrub_value(obj, wanted))
-        return changed
+        if not any(form in line for form in forms):
+            return line  # the usual case: one fast scan per form
+        return stringify(_scrub_value(obj, wanted))
 
     return scrub
 

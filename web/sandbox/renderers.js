@@ -1,1 +1,149 @@
-export {};
+// How the chat shows the calls of the workspace tools (read, write, edit, ls, grep, find) and
+// of the javascript and python tools: the arguments (code highlighted), live output while the
+// tool runs, and the result. Everything is built with DOM APIs and textContent: no text from a
+// model or a tool is ever parsed as HTML.
+//
+//   renderToolCall({ toolName, args, result, isError, running }) -> HTMLElement | null
+// `result` is the tool result ({content, details}) or, while running, the latest partial result.
+// Clicking a file name dispatches "py-agent:open-file" ({detail: {path}}) on document.
+
+export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
+
+const KEYWORDS = {
+  javascript: new Set(("await async break case catch class const continue debugger default delete do else export extends " +
+    "false finally for function if import in instanceof let new null of return static super switch this throw true try " +
+    "typeof undefined var void while with yield").split(" ")),
+  python: new Set(("False None True and as assert async await break class continue def del elif else except finally for " +
+    "from global if import in is lambda match case nonlocal not or pass raise return try while with yield print self").split(" ")),
+};
+const TOKEN = {
+  javascript: /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|(`(?:\\[\s\S]|[^`\\])*`|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?n?\b)|([A-Za-z_$][\w$]*)/g,
+  python: /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|[rbfu]{0,2}"(?:\\.|[^"\\\n])*"|[rbfu]{0,2}'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?j?\b)|([A-Za-z_][\w]*)/g,
+};
+const LANGUAGE_BY_EXTENSION = { js: "javascript", mjs: "javascript", ts: "javascript", json: "javascript", py: "python" };
+
+/** A <code> element with the code's tokens in spans (keywords, strings, comments, numbers). */
+export function highlight(code, language) {
+  const codeEl = document.createElement("code");
+  const pattern = TOKEN[language];
+  if (!pattern) {
+    codeEl.textContent = code;
+    return codeEl;
+  }
+  codeEl.className = `language-${language}`;
+  let last = 0;
+  for (const match of code.matchAll(pattern)) {
+    const [text, comment, string, number, word] = match;
+    let kind = null;
+    if (comment) kind = "comment";
+    else if (string) kind = "string";
+    else if (number) kind = "number";
+    else if (word && KEYWORDS[language].has(word)) kind = "keyword";
+    if (!kind) continue;
+    if (match.index > last) codeEl.append(code.slice(last, match.index));
+    const span = document.createElement("span");
+    span.className = `tok-${kind}`;
+    span.textContent = text;
+    codeEl.append(span);
+    last = match.index + text.length;
+  }
+  if (last < code.length) codeEl.append(code.slice(last));
+  return codeEl;
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function resultText(result) {
+  const content = result?.content ?? [];
+  return content.filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+}
+
+function fileChip(path, size) {
+  const button = el("button", "pa-chip", size === undefined ? path : `${path} · ${size} B`);
+  button.type = "button";
+  button.title = `Show ${path} in the workspace panel`;
+  button.addEventListener("click", () => document.dispatchEvent(new CustomEvent("py-agent:open-file", { detail: { path } })));
+  return button;
+}
+
+function codeBlock(code, language) {
+  const pre = el("pre", "pa-code");
+  pre.append(highlight(String(code ?? ""), language));
+  return pre;
+}
+
+function diffBlock(diff) {
+  const pre = el("pre", "pa-diff");
+  for (const line of String(diff).split("\n")) {
+    const kind = line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "context";
+    pre.append(el("span", `pa-diff-${kind}`, `${line}\n`));
+  }
+  return pre;
+}
+
+function summary(toolName, args) {
+  const a = args ?? {};
+  switch (toolName) {
+    case "read": {
+      const range = a.offset !== undefined || a.limit !== undefined
+        ? `:${a.offset ?? 1}${a.limit !== undefined ? `-${(a.offset ?? 1) + a.limit - 1}` : ""}` : "";
+      return [`read`, `${a.path ?? "…"}${range}`];
+    }
+    case "write": return ["write", a.path ?? "…"];
+    case "edit": return ["edit", a.path ?? "…"];
+    case "ls": return ["ls", a.path || "."];
+    case "grep": return ["grep", `/${a.pattern ?? ""}/ in ${a.path || "."}${a.glob ? ` (${a.glob})` : ""}`];
+    case "find": return ["find", `${a.pattern ?? ""} in ${a.path || "."}`];
+    case "javascript": return ["JavaScript", a.title || "Running JavaScript"];
+    case "python": return ["Python", a.title || "Running Python"];
+    default: return [toolName, ""];
+  }
+}
+
+/** The card of one tool call, or null for tools this module does not render. */
+export function renderToolCall({ toolName, args, result, isError = false, running = false }) {
+  if (!TOOL_NAMES.includes(toolName)) return null;
+  const status = running ? "running" : isError ? "error" : "done";
+  const card = el("details", `pa-tool pa-tool-${toolName}`);
+  card.dataset.status = status;
+  card.open = running || isError || toolName === "javascript" || toolName === "python";
+  const head = el("summary", "pa-tool-head");
+  const [label, text] = summary(toolName, args);
+  head.append(el("span", "pa-tool-status", running ? "⋯" : isError ? "✗" : "✓"));
+  head.append(el("strong", "pa-tool-name", label), " ", el("span", "pa-tool-title", text));
+  head.querySelector(".pa-tool-status").setAttribute("aria-label", status);
+  card.append(head);
+
+  const body = el("div", "pa-tool-body");
+  const a = args ?? {};
+  if (toolName === "javascript" || toolName === "python") {
+    body.append(codeBlock(a.code, toolName));
+  } else if (toolName === "write" && typeof a.content === "string") {
+    body.append(codeBlock(a.content, LANGUAGE_BY_EXTENSION[String(a.path).split(".").pop()]));
+  } else if (toolName === "edit" && result?.details?.diff && !isError) {
+    body.append(diffBlock(result.details.diff));
+  } else if (toolName === "edit" && Array.isArray(a.edits)) {
+    for (const edit of a.edits) body.append(diffBlock(`-${edit?.oldText ?? ""}\n+${edit?.newText ?? ""}`));
+  }
+  const output = resultText(result);
+  const showOutput = output && !(toolName === "write" && !isError) && !(toolName === "edit" && !isError);
+  if (showOutput || running) {
+    const pre = el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (running ? "Running…" : ""));
+    body.append(pre);
+  }
+  const files = result?.details?.files;
+  const touched = Array.isArray(files) ? files.map((f) => f.path) : [];
+  if (!isError && (toolName === "write" || toolName === "edit") && a.path) touched.push(a.path);
+  if (touched.length) {
+    const chips = el("div", "pa-chips");
+    for (const path of [...new Set(touched)]) chips.append(fileChip(path));
+    body.append(chips);
+  }
+  card.append(body);
+  return card;
+}
