@@ -301,17 +301,23 @@ def py_agent_version() -> str:
     raise BuildError(f'{init} has no literal `__version__ = "..."`')
 
 
+def glob_match(rel: str, pattern: str) -> bool:
+    """A [tool.setuptools.package-data] glob against a path relative to the package ("**/" may match none)."""
+    return fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
+
+
 def package_files() -> list[Path]:
-    """The files setuptools would put in the wheel: *.py plus [tool.setuptools.package-data]."""
-    patterns = ["*.py"]
+    """What setuptools puts in the wheel: the modules of py_agent and its subpackages (folders
+    with __init__.py), plus the files that [tool.setuptools.package-data] names."""
     package_data = read_pyproject().get("tool", {}).get("setuptools", {}).get("package-data", {})
-    patterns += list(package_data.get("py_agent", []))
+    patterns = list(package_data.get("py_agent", []))
     files = []
     for path in sorted(PACKAGE_DIR.rglob("*")):
         if not path.is_file() or "__pycache__" in path.parts:
             continue
         rel = path.relative_to(PACKAGE_DIR).as_posix()
-        if any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(path.name, p) for p in patterns):
+        is_module = path.suffix == ".py" and (path.parent / "__init__.py").exists()
+        if is_module or any(glob_match(rel, p) for p in patterns):
             files.append(path)
     return files
 

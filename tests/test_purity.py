@@ -38,3 +38,16 @@ def test_core_imports_only_stdlib_pydantic_and_py_agent() -> None:
     for path in sorted((ROOT / "core").rglob("*.py")):
         for name in _imports(path):
             assert name in sys.stdlib_module_names or name in allowed_third_party or name == "__future__", (path, name)
+
+
+def test_tools_import_no_environment_modules() -> None:
+    """py_agent/tools (the workspace, its tools, subagents) is pure; only py_agent/web touches the browser."""
+    import sys
+
+    allowed_third_party = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "py_agent"}
+    files = sorted((ROOT / "tools").rglob("*.py"))
+    assert files, "no sources found"
+    for path in files:
+        for name in _imports(path):
+            assert name not in FORBIDDEN, (path, name)
+            assert name in sys.stdlib_module_names or name in allowed_third_party or name == "__future__", (path, name)

@@ -25,8 +25,9 @@ const app = {
   state: null, // the open session's state (session_state)
   currentId: null,
   applyTheme,
+  py, // the command channel (tests, console); no command returns a key
 };
-window.pyAgentApp = app; // for tests and the console: no secrets in it
+window.pyAgentApp = app;
 
 // ---------------------------------------------------------------------------------------------
 // Start
@@ -161,6 +162,10 @@ function buildUi() {
   on("key_rejected", onKeyRejected);
   on("catalog_changed", () => updateWelcome(true));
   on("panel", onPanel);
+  on("confirm", async (p) => {
+    const ok = await confirmDialog(p.message, { title: p.title, confirmLabel: "Allow" });
+    py("answer", { id: p.id, ok });
+  });
 }
 
 async function run(fn) {
@@ -594,7 +599,7 @@ async function renderProviderCards() {
       "li",
       {},
       (() => {
-        const b = h("button", { type: "button", class: "provider-card-btn local" }, h("span", { class: "pc-name", text: "Local or custom server" }), h("span", { class: "pc-model", text: "Ollama, LM Studio, llama.cpp, vLLM, any OpenAI-compatible URL" }), h("span", { class: "pc-status", text: "Set up" }));
+        const b = h("button", { type: "button", class: "provider-card-btn local" }, h("span", { class: "pc-name", text: "Your own server" }), h("span", { class: "pc-model", text: "Ollama, LM Studio, vLLM…" }), h("span", { class: "pc-status", text: "Set up" }));
         b.addEventListener("click", () => openSettings({ app, tab: "providers" }));
         return b;
       })(),

@@ -50,6 +50,7 @@ from .types import (
     ToolCall,
     Usage,
     UsageCost,
+    append_text,
     fast_construct,
     now_ms,
     role_of,
@@ -367,13 +368,7 @@ def _deltas(
                     if seen_abort:
                         yield aborted_event()
                         return
-                    # Take the text out of the block so it has a single reference: `+=` then grows it in
-                    # place (CPython's concat optimisation) instead of copying it, which would make a
-                    # long reply quadratic. Straight through __dict__: pydantic's __setattr__ is slow.
-                    block_dict = live.__dict__
-                    accumulated = block_dict.pop(field)
-                    accumulated += chunk
-                    block_dict[field] = accumulated
+                    append_text(live, field, chunk)
                     yield cast(
                         Any, fast_construct(delta, content_index=index, delta=chunk, partial=shallow_copy(partial))
                     )

@@ -113,6 +113,19 @@ def shallow_copy(model: M) -> M:
     return copied
 
 
+def append_text(block: BaseModel, field: str, delta: str) -> None:
+    """``block.<field> += delta`` for streaming text, in amortised constant time.
+
+    The text is taken out of the block first so it has a single reference: CPython then grows it
+    in place instead of copying it (copying would make a long reply quadratic). Written straight
+    into ``__dict__``: pydantic's ``__setattr__`` costs more than the rest of a delta.
+    """
+    values = block.__dict__
+    text = values.pop(field)
+    text += delta
+    values[field] = text
+
+
 # ---------------------------------------------------------------------------------------------
 # Content blocks
 

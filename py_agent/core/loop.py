@@ -336,6 +336,8 @@ def _stream_options(config: AgentLoopConfig, api_key: str | None, signal: AbortS
         max_retries=config.max_retries,
         max_retry_delay_ms=config.max_retry_delay_ms,
         metadata=config.metadata,
+        idle_timeout_ms=config.idle_timeout_ms,
+        http_transport=config.http_transport,
         reasoning=config.reasoning,  # type: ignore[arg-type]
         thinking_budgets=config.thinking_budgets,  # type: ignore[arg-type]
     )

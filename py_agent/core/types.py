@@ -268,6 +268,8 @@ class AgentLoopConfig:
     timeout_ms: int | None = None
     max_retries: int | None = None
     metadata: dict[str, Any] | None = None
+    idle_timeout_ms: int | None = None
+    http_transport: Any = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ Everything here is pure (CPython tests drive it with :class:`~py_agent.web.stora
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Callable
@@ -76,6 +77,7 @@ class WebApp:
         self._demo_tps = demo_tokens_per_second
         self._plugins = plugins
         self.startup_notices: list[str] = []
+        self._questions: dict[str, asyncio.Future[bool]] = {}
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -83,7 +85,7 @@ class WebApp:
         if kind == "session_state" and self.chat is not None and payload.get("sessionId") == self.chat.id:
             payload = {**payload, "model": self._summary(self.chat.model)}
         elif (
-            kind not in ("sessions_changed", "notice", "catalog_changed")
+            kind not in ("sessions_changed", "notice", "catalog_changed", "confirm")
             and self.chat is not None
             and payload.get("sessionId") not in (None, self.chat.id)
         ):
@@ -176,7 +178,9 @@ class WebApp:
 
     def _public_settings(self) -> dict[str, Any]:
         return {
-            k: v for k, v in self.settings.items() if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked")
+            k: v
+            for k, v in self.settings.items()
+            if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked")
         }
 
     def _provider_cards(self) -> list[dict[str, Any]]:
@@ -237,7 +241,25 @@ class WebApp:
             saved_count=saved,
             **({"idle_timeout_ms": int(idle)} if isinstance(idle, int | float) else {}),
         )
+        chat.confirm = self.ask
         return chat
+
+    async def ask(self, title: str, message: str) -> bool:
+        """Ask the user a yes/no question in a dialog of the page (for tools and plugins)."""
+        question_id = f"q{len(self._questions) + 1}-{id(self)}"
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._questions[question_id] = future
+        self.emit("confirm", {"id": question_id, "title": title, "message": message})
+        try:
+            return await future
+        finally:
+            self._questions.pop(question_id, None)
+
+    def cmd_answer(self, id: str, ok: bool) -> dict[str, Any]:
+        future = self._questions.get(id)
+        if future is not None and not future.done():
+            future.set_result(bool(ok))
+        return {}
 
     async def _show(self, chat: ChatSession) -> dict[str, Any]:
         old = self.chat

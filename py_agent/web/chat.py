@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -46,7 +47,7 @@ from ..session import (
 )
 from .keys import KeyRing
 from .storage import SessionStore, StorageError, describe_storage_error
-from .tools_registry import ToolHost, build_tools
+from .tools_registry import ToolHost, after_tool_call_hooks, build_tools
 
 __all__ = ["INTERRUPTED_MESSAGE", "ChatSession", "Emit", "QueuedMessage"]
 
@@ -103,6 +104,8 @@ class ChatSession:
         self._stream_notified = False
         self._tool_status: dict[str, dict[str, Any]] = {}
         self.tool_errors: list[str] = []
+        self.confirm: Callable[[str, str], Any] | None = None
+        """Asks the user a yes/no question in the page (set by the app): ``await confirm(title, message)``."""
         level = clamp_thinking_level(model, thinking_level)
         self.agent = Agent(
             initial_state={
@@ -115,6 +118,7 @@ class ChatSession:
             get_api_key=self._api_key,
             stream_fn=self._stream,
             session_id=session.id,
+            after_tool_call=self._after_tool_call,
         )
         self.agent.subscribe(self._on_event)
 
@@ -153,6 +157,11 @@ class ChatSession:
                 "panel", {"sessionId": self.id, "panel": panel, "action": "message", "data": data}
             ),
             open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
+            extras={
+                "get_tools": lambda: list(self.agent.state.tools),
+                "stream_fn": self._stream,
+                **({"confirm": self.confirm} if self.confirm is not None else {}),
+            },
         )
         tools, self.tool_errors = await build_tools(host)
         self.agent.state.tools = tools
@@ -176,6 +185,15 @@ class ChatSession:
         self._reset_agent_messages()
 
     # ---- hooks for the agent ----------------------------------------------------------------
+
+    async def _after_tool_call(self, context: Any, signal: Any = None) -> Any:
+        for hook in after_tool_call_hooks():
+            result = hook(context, signal)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is not None:
+                return result
+        return None
 
     def _api_key(self, provider: str) -> str | None:
         return self.keys.get(provider)
@@ -358,10 +376,10 @@ class ChatSession:
                 await coroutine
             except Exception as error:
                 self._emit("notice", {"level": "error", "text": self.keys.redact(str(error))})
-            finally:
-                self._emit_state()
 
         self._task = asyncio.ensure_future(runner())
+        # Once the task is over, `streaming` is false: tell the page.
+        self._task.add_done_callback(lambda _: self._emit_state())
 
     async def wait_idle(self) -> None:
         """Until the current run (if any) has finished and been saved."""

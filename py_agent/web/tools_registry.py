@@ -32,8 +32,10 @@ from ..core.types import AgentTool
 __all__ = [
     "ToolFactory",
     "ToolHost",
+    "after_tool_call_hooks",
     "build_tools",
     "panel_handler",
+    "register_after_tool_call",
     "register_panel_handler",
     "register_tool_factory",
     "registered_tool_factories",
@@ -75,6 +77,7 @@ ToolFactory: TypeAlias = Callable[[ToolHost], "AgentTool | list[AgentTool] | Awa
 
 _factories: dict[str, ToolFactory] = {}
 _panel_handlers: dict[str, Callable[[str, Any], Any]] = {}
+_after_tool_call_hooks: dict[str, Callable[..., Any]] = {}
 
 
 def register_tool_factory(name: str, factory: ToolFactory) -> None:
@@ -107,6 +110,19 @@ async def build_tools(host: ToolHost) -> tuple[list[AgentTool], list[str]]:
             continue
         tools.extend(made if isinstance(made, list) else [made])
     return tools, errors
+
+
+def register_after_tool_call(name: str, hook: Callable[..., Any]) -> None:
+    """Add an ``after_tool_call`` hook ``(context, signal)`` (sync or async) to every session's agent.
+
+    Hooks run in registration order; the first that returns a result (not ``None``) decides, as
+    the core's single hook would. Use it e.g. to mark a tool's failure as an error result.
+    """
+    _after_tool_call_hooks[name] = hook
+
+
+def after_tool_call_hooks() -> list[Callable[..., Any]]:
+    return list(_after_tool_call_hooks.values())
 
 
 def register_panel_handler(panel_id: str, handler: Callable[[str, Any], Any]) -> None:

@@ -13,9 +13,10 @@
 //
 // It loads Pyodide from DIR/pyodide/, checks the sha256 of every wheel (the site's, from
 // DIR/manifest.json, and the test-only ones), installs py_agent and its dependencies through
-// the site's pyodide-lock.json plus pytest's wheels, copies each test file's folder tree into
-// Pyodide's virtual file system (at the same absolute path), and runs tests/pyodide/runner.py
-// over the files, awaiting async tests on Pyodide's own event loop.
+// the site's pyodide-lock.json plus pytest's wheels, copies the test files' folder tree (all of
+// tests/ for this checkout's tests, without node_modules) into Pyodide's virtual file system at
+// the same absolute path, and runs tests/pyodide/runner.py over the files, awaiting async tests
+// on Pyodide's own event loop.
 // Exit code: 0 all passed; 1 some failed; 5 no tests ran; 2 usage error; 3 set-up error.
 //
 // File access disabled ("no-fs" mode): for a module named with --no-fs, or whose source has a
@@ -90,6 +91,12 @@ function baseDir(file) {
   let dir = dirname(file);
   while (existsSync(join(dir, "__init__.py"))) dir = dirname(dir);
   return dir;
+}
+
+/** The whole tests/ folder for this checkout's tests (data files next to them included). */
+function treeToCopy(file) {
+  const testsDir = join(ROOT, "tests");
+  return file.startsWith(`${testsDir}/`) ? testsDir : baseDir(file);
 }
 
 function copyTree(pyodide, hostDir) {
@@ -184,7 +191,7 @@ async function main() {
   await pyodide.loadPackage(packages, { messageCallback: () => {}, errorCallback: (m) => loadErrors.push(m) });
   if (loadErrors.length) throw new SetupError(`installing wheels failed:\n${loadErrors.join("\n")}`);
 
-  for (const dir of new Set(opts.files.map(baseDir))) copyTree(pyodide, dir);
+  for (const dir of new Set(opts.files.map(treeToCopy))) copyTree(pyodide, dir);
   copyTree(pyodide, HERE);
   const guard = createFsGuard(pyodide);
 

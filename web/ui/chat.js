@@ -74,12 +74,12 @@ export class ChatView {
   }
 
   keepPinned() {
-    if (this.stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (this.stick && !this.empty) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   scrollToBottom() {
     this.stick = true;
-    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.scroller.scrollTop = this.empty ? 0 : this.scroller.scrollHeight;
     this.jump?.(false);
   }
 
@@ -380,8 +380,9 @@ export class ChatView {
     const el = entry.el;
     if (block.type === "text") {
       const text = block.text ?? "";
-      if (entry.sig === text) return;
-      entry.sig = text;
+      const sig = `${streaming ? 1 : 0}|${text}`;
+      if (entry.sig === sig) return;
+      entry.sig = sig;
       el.replaceChildren(renderMarkdown(text, { highlight: !streaming }));
       el.hidden = !text.trim();
     } else if (block.type === "thinking") {

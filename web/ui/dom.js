@@ -68,7 +68,8 @@ export function icon(name, cls = "icon") {
 }
 
 export function iconButton(name, label, props = {}) {
-  return h("button", { type: "button", class: `icon-btn ${props.class ?? ""}`.trim(), "aria-label": label, title: label, ...props }, icon(name));
+  const { class: extra = "", ...rest } = props;
+  return h("button", { type: "button", "aria-label": label, title: label, ...rest, class: `icon-btn ${extra}`.trim() }, icon(name));
 }
 
 export function formatTokens(n) {

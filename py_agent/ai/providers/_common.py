@@ -66,6 +66,7 @@ from ..types import (
     ThinkingContent,
     ToolCall,
     Usage,
+    append_text,
     now_ms,
     to_stream_options,
     tool_json_schema,
@@ -507,7 +508,7 @@ class Assembler:
             else:
                 index = self.open_text()
         block = cast(TextContent, self.output.content[index])
-        block.text += delta
+        append_text(block, "text", delta)
         if index == self._current:
             self.stream.push(
                 TextDeltaEvent.model_construct(type="text_delta", content_index=index, delta=delta, partial=self.output)
@@ -521,7 +522,7 @@ class Assembler:
             else:
                 index = self.open_thinking(signature)
         block = cast(ThinkingContent, self.output.content[index])
-        block.thinking += delta
+        append_text(block, "thinking", delta)
         if index == self._current:
             self.stream.push(
                 ThinkingDeltaEvent.model_construct(
@@ -533,7 +534,8 @@ class Assembler:
         """Append raw argument JSON to tool call ``index`` and re-parse it (the fragment may be ``""``)."""
         block = self.tool_block(index)
         if fragment:
-            raw = self._raw.get(index, "") + fragment
+            raw = self._raw.pop(index, "")
+            raw += fragment  # a single reference: grows in place
             self._raw[index] = raw
             # Re-parsing the whole buffer on every fragment is quadratic: past 8 KB the partial
             # arguments are refreshed once the buffer grew by 10% (close() always parses it all).

@@ -1,0 +1,160 @@
+"""Helpers for the web app's browser tests: a static server for the site, one booted page per
+module (driven through the UI, with `pyAgentApp.py` for set-up only), the mock providers."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_agent.testing.mock_server import MockProviderServer
+
+READY_TIMEOUT_MS = 120_000
+MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+def serve_folder(folder: str) -> tuple[str, Callable[[], None]]:
+    """A plain static server for folder on 127.0.0.1: (base URL, stop)."""
+    server = _Server(("127.0.0.1", 0), functools.partial(_Handler, directory=folder))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_address[1]}", stop
+
+
+@dataclass
+class Request:
+    url: str
+    method: str
+    headers: dict[str, str]
+    body: str
+
+
+@dataclass
+class App:
+    """The booted page and what it did."""
+
+    page: Any
+    base: str
+    requests: list[Request] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    # -- set-up through the command channel (what the UI calls) ----------------------------------
+
+    def py(self, command: str, **args: Any) -> Any:
+        return self.page.evaluate("([c, a]) => window.pyAgentApp.py(c, a)", [command, args])
+
+    def add_provider(self, name: str, server: MockProviderServer, models: list[Any], api: str = "anthropic-messages") -> None:
+        base = server.url if api == "anthropic-messages" else f"{server.url}/v1"
+        self.py(
+            "save_custom_provider",
+            provider={"name": name, "kind": "openai-compatible", "api": api, "baseUrl": base, "models": models},
+            discover=False,
+        )
+
+    # -- the UI ------------------------------------------------------------------------------------
+
+    def new_chat(self) -> None:
+        self.page.locator("#new-chat").click()
+        self.page.locator("#session-title", has_text="New chat").wait_for()
+        self.page.locator("#transcript .msg").first.wait_for(state="detached")
+
+    def choose_model(self, query: str, expected_label: str) -> None:
+        page = self.page
+        page.locator("#model-button").click()
+        page.locator("#model-search").fill(query)
+        page.locator(".model-row.active").wait_for()
+        page.wait_for_timeout(150)  # the search is debounced
+        page.locator("#model-search").press("Enter")
+        page.locator("#model-button", has_text=expected_label).wait_for()
+
+    def type_and_enter(self, text: str, key: str = "Enter") -> None:
+        box = self.page.locator("#input")
+        box.fill(text)
+        box.press(key)
+
+    def wait_idle(self, timeout: float = 30_000) -> None:
+        page = self.page
+        page.locator("#stop-button").wait_for(state="hidden", timeout=timeout)
+        page.locator("#transcript .msg.assistant.streaming").first.wait_for(state="detached", timeout=timeout)
+
+    def assistant_texts(self) -> list[str]:
+        return [t.strip() for t in self.page.locator("#transcript .msg.assistant .blocks").all_inner_texts()]
+
+    def user_texts(self) -> list[str]:
+        return [t.strip() for t in self.page.locator("#transcript .msg.user .user-text").all_inner_texts()]
+
+    def current_session_id(self) -> str:
+        state = self.page.evaluate("() => window.pyAgentApp.currentId")
+        return str(state)
+
+    def idb_dump(self) -> dict[str, Any]:
+        """Every record of the app's IndexedDB stores, as JSON."""
+        return json.loads(
+            self.page.evaluate(
+                """async () => {
+                  const db = await new Promise((ok, no) => { const r = indexedDB.open("py-agent"); r.onsuccess = () => ok(r.result); r.onerror = () => no(r.error); });
+                  const out = {};
+                  for (const name of db.objectStoreNames) {
+                    out[name] = await new Promise((ok) => { const q = db.transaction(name).objectStore(name).getAll(); q.onsuccess = () => ok(q.result); });
+                  }
+                  db.close();
+                  return JSON.stringify(out);
+                }"""
+            )
+        )
+
+
+def open_app(browser: Any, base: str, *, viewport: dict[str, int] | None = None, query: str = "?demo-tps=0") -> App:
+    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True)
+    page = context.new_page()
+    app = App(page, base)
+
+    def on_request(request: Any) -> None:
+        try:
+            body = request.post_data or ""
+        except Exception:
+            body = "<binary>"
+        app.requests.append(Request(request.url, request.method, dict(request.headers), body))
+
+    context.on("request", on_request)
+    page.on("console", lambda msg: app.console.append(f"{msg.type}: {msg.text}"))
+    page.on("pageerror", lambda error: app.page_errors.append(str(error)))
+    page.goto(base + "/" + query)
+    page.locator("html[data-app='ready'], html[data-app='error']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    assert page.get_attribute("html", "data-app") == "ready", app.console
+    return app
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
