@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -117,6 +119,9 @@ class WebApp:
             return json.dumps({"error": describe_storage_error(error), "kind": error.kind})
         except (ValueError, TypeError, KeyError) as error:
             return json.dumps({"error": self.keys.redact(str(error) or type(error).__name__)})
+        except Exception as error:  # a bug: report it readably, keep the app running
+            print(self.keys.redact(f"py-agent: {command} failed:\n{traceback.format_exc()}"), file=sys.stderr)
+            return json.dumps({"error": self.keys.redact(f"Something went wrong ({type(error).__name__}: {error}).")})
         return json.dumps(result if result is not None else {}, ensure_ascii=False)
 
     # ---- start -----------------------------------------------------------------------------------

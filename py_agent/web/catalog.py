@@ -148,7 +148,7 @@ def search_models(
             return bool(has_key and has_key(model.provider))
 
         result = sorted(pool, key=lambda m: 0 if usable(m) else 1)
-    if current is not None:
+    if current is not None and not "".join(query.split()):
         same = [m for m in result if m.provider == current.provider and m.id == current.id]
         if same:
             result = same + [m for m in result if m is not same[0]]

@@ -26,6 +26,11 @@ _KINDS = {
 }
 
 
+def _null(value: Any) -> bool:
+    """JavaScript ``null``/``undefined`` (Pyodide hands ``null`` over as ``jsnull``)."""
+    return value is None or type(value).__name__ in ("JsNull", "JsUndefined")
+
+
 def storage_error(error: BaseException) -> StorageError:
     text = str(error)
     name = getattr(error, "name", "") or text.split(":", 1)[0].strip()
@@ -59,7 +64,7 @@ class IndexedDBBackend:
 
     async def load_session(self, session_id: str) -> LoadedSession | None:
         result = await self._call("loadSession", session_id)
-        if result is None:
+        if _null(result):
             return None
         try:
             record = json.loads(str(result.record))
@@ -72,7 +77,7 @@ class IndexedDBBackend:
         lines = lines_text.split("\n") if count else []
         if not isinstance(record, dict):
             raise StorageError("the session record is unreadable", "corrupt")
-        return LoadedSession(record, lines, None if draft is None else str(draft))
+        return LoadedSession(record, lines, None if _null(draft) else str(draft))
 
     async def list_session_records(self) -> list[dict[str, Any]]:
         value = json.loads(str(await self._call("listSessions")))
@@ -89,7 +94,7 @@ class IndexedDBBackend:
 
     async def kv_get(self, store: str, key: str) -> Any:
         text = await self._call("kvGet", store, key)
-        return None if text is None else json.loads(str(text))
+        return None if _null(text) else json.loads(str(text))
 
     async def kv_put(self, store: str, key: str, value: Any) -> None:
         await self._call("kvPut", store, key, json.dumps(value))

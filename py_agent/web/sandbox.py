@@ -90,6 +90,17 @@ async def load_sandbox_api() -> Any:
     return _api
 
 
+def plain(value: Any) -> Any:
+    """A converted JS value with JavaScript's ``null`` (Pyodide's ``jsnull``) as ``None``, deeply."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if type(value).__name__ == "JsNull":
+        return None
+    return value
+
+
 def _settings(source: SettingsSource) -> ToolSettings:
     return source() if callable(source) else source
 
@@ -287,7 +298,7 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
                 },
                 dict_converter=js.Object.fromEntries,
             )
-            result = (await api.runJavaScript(options)).to_py()
+            result = plain((await api.runJavaScript(options)).to_py())
         finally:
             if remove is not None:
                 remove()
@@ -456,7 +467,7 @@ class PythonRunner:
                         },
                         dict_converter=js.Object.fromEntries,
                     )
-                    result = (await api.python.run(options)).to_py()
+                    result = plain((await api.python.run(options)).to_py())
                 finally:
                     if remove is not None:
                         remove()

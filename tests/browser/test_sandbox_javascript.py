@@ -54,13 +54,22 @@ async function attempt(name, fn) {
 """
 
 
+def wait_until(page: Any, predicate: str, timeout: float = 10.0) -> None:
+    """Poll a page predicate (wait_for_function needs eval, which the page's CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(predicate):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {predicate}")
+        time.sleep(0.05)
+
+
 def corpus(code: str) -> str:
     return ATTEMPTS + code + "\nreturn JSON.stringify(out);"
 
 
 def outcomes(run: Any) -> dict[str, str]:
     assert run.ok, run.text
-    return dict(json.loads(json.loads(run.text.split("=> ", 1)[1])))
+    return dict(json.loads(run.text.split("=> ", 1)[1]))
 
 
 def test_cannot_reach_the_page_dom_or_its_globals(sandbox: SandboxPage) -> None:
@@ -105,7 +114,6 @@ await attempt("storage.getDirectory", () => navigator.storage.getDirectory().the
     results = outcomes(run)
     assert all(value.startswith("blocked") for value in results.values()), results
     assert "SecurityError" in results["indexedDB.open"], results
-    assert "SecurityError" in results["caches"], results
     assert FAKE_KEY not in run.text
 
 
@@ -179,16 +187,16 @@ await attempt("clients", () => clients.openWindow("https://example.com/"));
 def test_messages_are_checked_for_sender_and_token(sandbox: SandboxPage) -> None:
     """Forged messages to the page (with a guessed token, with the real one, from another frame,
     from the right frame with a wrong token) change nothing; the real frame with the real token
-    is heard (the positive control)."""
+    is heard (the positive control that shows the check is what stops the others)."""
     page = sandbox.page
     # Learn the live run's token the way an attacker with a foothold in the page could: from the
     # messages the page sends to the sandbox.
     page.evaluate("""() => {
         window.__tokens = [];
-        const post = MessagePort.prototype.postMessage;
+        window.__realPost = MessagePort.prototype.postMessage;
         MessagePort.prototype.postMessage = function (message, ...rest) {
             if (message && typeof message.token === "string") window.__tokens.push(message.token);
-            return post.call(this, message, ...rest);
+            return window.__realPost.call(this, message, ...rest);
         };
     }""")
     try:
@@ -197,7 +205,7 @@ def test_messages_are_checked_for_sender_and_token(sandbox: SandboxPage) -> None
             "await workspace.list(); await new Promise((r) => setTimeout(r, 2500)); return 'finished'",
             javascript_timeout_ms=10000,
         )
-        page.wait_for_function("() => window.__tokens.length > 0", timeout=10000)
+        wait_until(page, "() => window.__tokens.length > 0")
         token = page.evaluate("() => window.__tokens[0]")
         forged = [
             {"kind": "py-agent-sandbox-fatal", "token": "guessed", "message": "forged fatal"},
@@ -205,40 +213,49 @@ def test_messages_are_checked_for_sender_and_token(sandbox: SandboxPage) -> None
             {"token": token, "type": "done", "ok": True, "value": "forged result"},
             {"token": token, "type": "fs", "id": 1, "op": "write", "path": "pwned.txt", "data": "x"},
         ]
-        # From another opaque frame (what a previewed page could do).
+        # From another opaque frame (what a previewed page could do), also re-initialising the
+        # sandbox frame with code of its own.
         page.evaluate(
-            """async (messages) => {
+            """async ([messages, token]) => {
                 const { sandboxedPreviewFrame } = await import("./sandbox/preview.js");
                 const html = `<script>for (const m of ${JSON.stringify(messages)}) top.postMessage(m, "*");
                   for (let i = 0; i < top.frames.length; i++) {
-                    try { top.frames[i].postMessage({ kind: "py-agent-sandbox-init", token: "${messages[1].token}",
+                    try { top.frames[i].postMessage({ kind: "py-agent-sandbox-init", token: "${token}",
                       source: "fetch('https://example.com')", init: {} }, "*"); } catch (e) {}
                   }<\\/script>`;
-                document.body.append(sandboxedPreviewFrame(html, "attacker"));
+                const frame = sandboxedPreviewFrame(html, "attacker");
+                frame.id = "attacker";
+                document.body.append(frame);
             }""",
-            forged,
+            [forged, token],
         )
         # From the sandbox frame itself, with a wrong token.
-        sandbox_frame = next(f for f in page.frames if f.url.endswith("/sandbox/frame.html"))
-        sandbox_frame.evaluate(
+        frame = next(f for f in page.frames if f.url.endswith("/sandbox/frame.html"))
+        frame.evaluate(
             "() => parent.postMessage({ kind: 'py-agent-sandbox-fatal', token: 'wrong', message: 'wrong token' }, '*')"
         )
         result = sandbox.finish_tool()
         assert result.ok and result.text == "=> finished", result.text
         assert sandbox.py("_ws.get('pwned.txt') is None") is True
 
-        # The positive control: the real frame with the real token is heard.
-        sandbox.start_tool("javascript", "await new Promise((r) => setTimeout(r, 5000)); return 'late'", **FAST)
-        page.wait_for_function("() => window.__tokens.length > 0 && document.querySelector('iframe[data-sandbox]')")
+        # The positive control: the sandbox frame, with its real token, is heard.
+        page.evaluate("() => { window.__tokens = []; document.getElementById('attacker').remove(); }")
+        sandbox.start_tool(
+            "javascript",
+            "await workspace.list(); await new Promise((r) => setTimeout(r, 5000)); return 'late'",
+            javascript_timeout_ms=10000,
+        )
+        wait_until(page, "() => window.__tokens.length > 0")
+        token = page.evaluate("() => window.__tokens[0]")
         frame = next(f for f in page.frames if f.url.endswith("/sandbox/frame.html"))
-        page.evaluate("() => { window.__tokens = []; }")
-        page.wait_for_timeout(200)
-        live_token = frame.evaluate("() => null")  # the token is not readable from the frame's document...
-        assert live_token is None
+        frame.evaluate(
+            "(token) => parent.postMessage({ kind: 'py-agent-sandbox-fatal', token, message: 'heard' }, '*')", token
+        )
+        heard = sandbox.finish_tool()
+        assert not heard.ok and "heard" in heard.text, heard.text
+        assert heard.seconds < 3
     finally:
-        page.evaluate("() => { delete MessagePort.prototype.postMessage; }")
-    aborted = sandbox.finish_tool()
-    assert not aborted.ok and "timed out" in aborted.text
+        page.evaluate("() => { MessagePort.prototype.postMessage = window.__realPost; }")
 
 
 def test_syntax_errors_come_back_at_once(sandbox: SandboxPage) -> None:

@@ -387,6 +387,7 @@ export class ChatView {
       el.hidden = !text.trim();
     } else if (block.type === "thinking") {
       const text = block.thinking ?? "";
+      entry.text = text;
       el.hidden = !text.trim() && !block.redacted;
       el.classList.toggle("live", streaming);
       el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
@@ -397,7 +398,7 @@ export class ChatView {
       if (!el._toggle) {
         el._toggle = true;
         el.addEventListener("toggle", () => {
-          if (el.open) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(block.thinking ?? "", { highlight: false }));
+          if (el.open) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(entry.text ?? "", { highlight: false }));
           entry.sig = null;
         });
       }

@@ -132,6 +132,10 @@ export async function pickModel(current) {
     } else if (event.key === "Enter") {
       event.preventDefault();
       if (models[active]) select(models[active]);
+    } else if (event.key === "Escape") {
+      // A search field would only clear itself: close the picker at once.
+      event.preventDefault();
+      dialog.close("cancel");
     }
   });
 

@@ -27,8 +27,8 @@ export async function requestPersistence({ announceResult = false } = {}) {
   if (announceResult || granted) {
     toast(
       granted
-        ? "Storage is persistent: the browser will not clear your sessions to make room."
-        : "The browser kept storage in best-effort mode: it may clear sessions when the disk runs low. Export the ones you want to keep (Settings → Storage).",
+        ? "Saved sessions are in persistent storage: the browser will not clear them to make room."
+        : "The browser keeps sessions in best-effort storage: it may clear them if the disk runs low. Export the ones you want to keep.",
       granted ? "info" : "warn",
     );
   }
