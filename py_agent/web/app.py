@@ -570,7 +570,7 @@ class WebApp:
             "providers": [
                 {
                     **p.model_dump(mode="json", exclude={"api_key"}),
-                    "label": p.label,
+                    "label": _kind_label(p),
                     "needsKey": p.needs_api_key,
                     "hasKey": self.keys.has(p.name),
                     "models": [m.id for m in _registered_models(p.name)],
@@ -655,6 +655,15 @@ class WebApp:
         return {
             "providers": {k: {"label": v.label, "keyUrl": v.key_url} for k, v in PROVIDER_INFO.items()},
         }
+
+
+def _kind_label(provider: CustomProvider) -> str:
+    if provider.kind != "openai-compatible":
+        return provider.label
+    return {
+        "anthropic-messages": "Anthropic-compatible API",
+        "openai-responses": "OpenAI Responses-compatible API",
+    }.get(provider.api, "OpenAI-compatible API")
 
 
 def _registered_models(provider: str) -> list[Model]:

@@ -60,7 +60,7 @@ def wait_until(page: Any, predicate: str, timeout: float = 10.0) -> None:
     while not page.evaluate(predicate):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {predicate}")
-        time.sleep(0.05)
+        page.wait_for_timeout(50)
 
 
 def corpus(code: str) -> str:
@@ -150,7 +150,7 @@ def test_cannot_reach_the_network(sandbox: SandboxPage, beacon: Beacon) -> None:
     beacon.reset()
     run = sandbox.run_tool("javascript", corpus(NETWORK_ATTEMPTS.replace("BEACON", beacon.url)), **FAST)
     results = outcomes(run)
-    time.sleep(0.5)
+    sandbox.page.wait_for_timeout(500)
     assert beacon.snapshot() == [], (beacon.snapshot(), results)
     assert not any("ok: 200" in v or v == "ok: open" for v in results.values()), results
 
@@ -178,7 +178,7 @@ await attempt("clients", () => clients.openWindow("https://example.com/"));
         **FAST,
     )
     results = outcomes(run)
-    time.sleep(0.3)
+    sandbox.page.wait_for_timeout(300)
     assert sandbox.page.url == url
     assert sandbox.page.evaluate("() => window.__pwn") is None
     assert len(sandbox.page.context.pages) == 1, results
@@ -301,7 +301,7 @@ def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox:
 def test_abort_removes_the_sandbox_at_once(sandbox: SandboxPage) -> None:
     sandbox.start_tool("javascript", "await new Promise(() => {})", javascript_timeout_ms=60000)
     sandbox.page.wait_for_selector("iframe[data-sandbox]", state="attached")
-    time.sleep(0.3)
+    sandbox.page.wait_for_timeout(300)
     started = time.monotonic()
     sandbox.abort()
     run = sandbox.finish_tool()

@@ -135,7 +135,7 @@ def wait_for_report(sandbox: SandboxPage, name: str, timeout: float = 10.0) -> d
     while name not in reports(sandbox):
         if time.monotonic() > deadline:
             raise AssertionError(f"no {name!r} report: {reports(sandbox)}")
-        time.sleep(0.1)
+        sandbox.page.wait_for_timeout(100)
     return reports(sandbox)
 
 
@@ -152,7 +152,8 @@ def wait_for_document(sandbox: SandboxPage, needle: str, timeout: float = 15.0) 
             return found[-1]
         if time.monotonic() > deadline:
             raise AssertionError(f"no frame shows {needle!r}")
-        time.sleep(0.1)
+        # Not time.sleep: Playwright holds new out-of-process frames until it handles its events.
+        sandbox.page.wait_for_timeout(100)
 
 
 def test_previewed_html_cannot_escape(sandbox: SandboxPage, beacon: Beacon) -> None:
@@ -161,7 +162,7 @@ def test_previewed_html_cannot_escape(sandbox: SandboxPage, beacon: Beacon) -> N
     sandbox.py(f"await _ws.write('evil.html', {EVIL_HTML.replace('REPORTER', REPORTER).replace('BEACON', beacon.url)!r})")
     select(sandbox, "evil.html")
     results = wait_for_report(sandbox, "done")
-    time.sleep(1.0)
+    sandbox.page.wait_for_timeout(1000)
     assert results["origin"] == "ok: null", results
     expected_blocked = [
         "parent.document", "top.document", "top.__fakeKey", "parent.__pwn", "localStorage", "sessionStorage", "cookie",
@@ -191,7 +192,7 @@ def test_previewed_svg_runs_only_inside_the_sandbox(sandbox: SandboxPage, beacon
     sandbox.py(f"await _ws.write('evil.svg', {EVIL_SVG.replace('BEACON', beacon.url)!r})")
     select(sandbox, "evil.svg")
     results = wait_for_report(sandbox, "svg onerror")
-    time.sleep(0.5)
+    sandbox.page.wait_for_timeout(500)
     # Event handlers and scripts of the SVG ran, but in an opaque origin, not in the page.
     assert results["svg onerror"] == "ran in null", results
     assert results.get("svg script", "|null").endswith("|null"), results

@@ -146,7 +146,7 @@ def test_cannot_reach_the_network(sandbox: SandboxPage, beacon: Beacon) -> None:
     code = corpus(NETWORK_ATTEMPTS.replace("BEACON", beacon.url).replace("PORT", str(beacon.port)))
     run = sandbox.run_tool("python", code, **FAST)
     results = outcomes(run)
-    time.sleep(0.5)
+    sandbox.page.wait_for_timeout(500)
     assert beacon.snapshot() == [], (beacon.snapshot(), results)
     assert results["fetch from a nested worker"].startswith("ok: blocked"), results
     others = {k: v for k, v in results.items() if k != "fetch from a nested worker"}
@@ -227,7 +227,7 @@ def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox:
 
 def test_abort_stops_a_run(sandbox: SandboxPage) -> None:
     sandbox.start_tool("python", "import time\nwhile True: time.sleep(0.01)", python_timeout_ms=60000)
-    time.sleep(1.0)
+    sandbox.page.wait_for_timeout(1000)
     started = time.monotonic()
     sandbox.abort()
     run = sandbox.finish_tool()

@@ -505,6 +505,31 @@ def test_keys_go_only_to_their_provider(app: App, mock: MockProviderServer, mock
     assert app.idb_dump()["keys"] == []
 
 
+def test_a_damaged_record_is_skipped_with_a_warning(app: App) -> None:
+    page = app.page
+    sessions = app.py("list_sessions")["sessions"]
+    current = app.current_session_id()
+    target = next(s for s in sessions if s["messageCount"] >= 2 and s["id"] != current)
+    # Damage one stored entry and add a session record without metadata.
+    page.evaluate(
+        """async (id) => {
+          const db = await new Promise((ok) => { const r = indexedDB.open("py-agent"); r.onsuccess = () => ok(r.result); });
+          const tx = db.transaction(["entries", "sessions"], "readwrite");
+          tx.objectStore("entries").put({ sessionId: id, seq: 0, line: "{not json" });
+          tx.objectStore("sessions").put({ id: "broken-record", updated: "2030-01-01T00:00:00.000Z" });
+          await new Promise((ok) => { tx.oncomplete = ok; });
+          db.close();
+        }""",
+        target["id"],
+    )
+    listed = [s["id"] for s in app.py("list_sessions")["sessions"]]
+    assert "broken-record" not in listed and target["id"] in listed
+    page.evaluate("(id) => { location.hash = '#/s/' + id; }", target["id"])
+    page.locator("#toasts .toast", has_text="not valid JSON").wait_for()
+    page.locator("#transcript .msg").first.wait_for()
+    assert page.locator("#transcript .msg.user").count() >= 1
+
+
 def test_every_control_has_an_accessible_name(app: App) -> None:
     page = app.page
     script = """() => {
