@@ -195,7 +195,7 @@ class CustomModelSpec(PiModel):
     """A model of a custom provider, as configured by hand (or overriding a discovered one)."""
 
     # Validators are built on first use, not at import (page boot).
-    model_config = ConfigDict(**PiModel.model_config, defer_build=True)
+    model_config = ConfigDict(**PiModel.model_config)
 
     id: str
     name: str | None = None
@@ -222,7 +222,7 @@ class CustomProvider(PiModel):
     ``openai-compatible``. pi web-ui records (``type`` instead of ``kind``/``api``) are accepted.
     """
 
-    model_config = ConfigDict(**PiModel.model_config, defer_build=True)
+    model_config = ConfigDict(**PiModel.model_config)
 
     name: str
     base_url: str

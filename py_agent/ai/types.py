@@ -42,6 +42,9 @@ class PiModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
         arbitrary_types_allowed=True,
+        # Build validators and serializers on first use: import time is part of page boot, and
+        # hot-path models (stream events) are made with fast_construct, never validated.
+        defer_build=True,
     )
 
     @model_serializer(mode="wrap")

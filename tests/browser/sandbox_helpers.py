@@ -9,6 +9,7 @@ page (and the python tool's warm interpreter) boots once per module.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -38,7 +39,9 @@ class StaticServer:
     """A plain static file server (http.server) for static/ on a free port."""
 
     def __init__(self, folder: Path) -> None:
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder)))
+        self.server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder))
+        )
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -83,14 +86,12 @@ class Beacon:
             with self._lock:
                 self.hits.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
             body = b"beacon"
-            try:
+            with contextlib.suppress(OSError):
                 conn.sendall(
                     b"HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\nContent-Type: text/plain\r\n"
                     + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
                     + body
                 )
-            except OSError:
-                pass
 
     def reset(self) -> None:
         with self._lock:
@@ -192,7 +193,7 @@ class SandboxPage:
 
     def py(self, code: str) -> Any:
         return self.page.evaluate(
-            "async (code) => { const { pyodide } = await window.pyAgent.ready; return await pyodide.runPythonAsync(code); }",
+            "async (code) => (await window.pyAgent.ready).pyodide.runPythonAsync(code)",
             code,
         )
 
@@ -240,7 +241,7 @@ class SandboxPage:
         for frame in self.page.frames:
             try:
                 texts.append(str(frame.evaluate("() => document.documentElement.outerHTML")))
-            except Exception:  # noqa: BLE001 - a frame that went away meanwhile
+            except Exception:
                 continue
         return texts
 

@@ -7,6 +7,8 @@ session's workspace (IndexedDB) and the panel have everything back. The API key 
 provider only: never into a sandbox frame, a tool result or a request to any other host.
 """
 
+# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
+
 from __future__ import annotations
 
 import json
@@ -33,7 +35,11 @@ console.log("report written");
 return result.total * 2;"""
 
 SCRIPT = [
-    {"tool_calls": [{"id": "c1", "name": "write", "arguments": {"path": "data/numbers.csv", "content": "n\n3\n4\n5\n"}}]},
+    {
+        "tool_calls": [
+            {"id": "c1", "name": "write", "arguments": {"path": "data/numbers.csv", "content": "n\n3\n4\n5\n"}}
+        ]
+    },
     {"tool_calls": [{"id": "c2", "name": "python", "arguments": {"title": "Summing", "code": PYTHON_CODE}}]},
     {"tool_calls": [{"id": "c3", "name": "javascript", "arguments": {"title": "Report", "code": JAVASCRIPT_CODE}}]},
     {
@@ -110,12 +116,18 @@ def report_frame_text(sandbox: SandboxPage, timeout: float = 20.0) -> str:
     }
     while True:
         for frame in sandbox.page.frames:
-            kind = "about:srcdoc" if frame.url == "about:srcdoc" else "preview.html" if frame.url.endswith("/preview.html") else None
+            kind = (
+                "about:srcdoc"
+                if frame.url == "about:srcdoc"
+                else "preview.html"
+                if frame.url.endswith("/preview.html")
+                else None
+            )
             if kind is None:
                 continue
             try:
                 text = str(frame.evaluate(script[kind]))
-            except Exception:  # noqa: BLE001 - the frame went away meanwhile
+            except Exception:
                 continue
             if "Total:" in text:
                 return text

@@ -2,6 +2,8 @@
 sandboxed frames, and what they contain cannot reach the page, its storage, its keys or the
 network, nor navigate or open windows. Other types render safely in the page."""
 
+# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
+
 from __future__ import annotations
 
 import time
@@ -30,7 +32,8 @@ def beacon() -> Iterator[Beacon]:
 @pytest.fixture(scope="module")
 def sandbox(browser: Any, site: StaticServer) -> Iterator[SandboxPage]:
     page = open_sandbox_page(browser, site.url)
-    page.page.evaluate("""async (session) => {
+    page.page.evaluate(
+        """async (session) => {
         window.__reports = [];
         window.addEventListener("message", (event) => {
             if (event.data && event.data.kind === "evil-report") window.__reports.push([event.data.name, event.data.value]);
@@ -43,7 +46,9 @@ def sandbox(browser: Any, site: StaticServer) -> Iterator[SandboxPage]:
         host.style.height = "600px";
         document.body.append(host);
         window.__preview = new pyAgentSandbox.WorkspacePreview(host, source);
-    }""", "sandbox-security-tests")
+    }""",
+        "sandbox-security-tests",
+    )
     yield page
     page.page.context.close()
 
@@ -159,19 +164,37 @@ def wait_for_document(sandbox: SandboxPage, needle: str, timeout: float = 15.0) 
 def test_previewed_html_cannot_escape(sandbox: SandboxPage, beacon: Beacon) -> None:
     beacon.reset()
     url = sandbox.page.url
-    sandbox.py(f"await _ws.write('evil.html', {EVIL_HTML.replace('REPORTER', REPORTER).replace('BEACON', beacon.url)!r})")
+    sandbox.py(
+        f"await _ws.write('evil.html', {EVIL_HTML.replace('REPORTER', REPORTER).replace('BEACON', beacon.url)!r})"
+    )
     select(sandbox, "evil.html")
     results = wait_for_report(sandbox, "done")
     sandbox.page.wait_for_timeout(1000)
     assert results["origin"] == "ok: null", results
     expected_blocked = [
-        "parent.document", "top.document", "top.__fakeKey", "parent.__pwn", "localStorage", "sessionStorage", "cookie",
-        "indexedDB", "caches", "fetch", "xhr", "websocket", "image", "top.location javascript:", "top.location data:",
-        "top.location http:", "restore fetch from the prototype",
+        "parent.document",
+        "top.document",
+        "top.__fakeKey",
+        "parent.__pwn",
+        "localStorage",
+        "sessionStorage",
+        "cookie",
+        "indexedDB",
+        "caches",
+        "fetch",
+        "xhr",
+        "websocket",
+        "image",
+        "top.location javascript:",
+        "top.location data:",
+        "top.location http:",
+        "restore fetch from the prototype",
     ]
     for name in expected_blocked:
         assert results[name].startswith("blocked"), (name, results[name])
-    assert results["window.open"] in ("ok: null", "blocked: null") or results["window.open"].startswith("blocked"), results
+    assert results["window.open"] in ("ok: null", "blocked: null") or results["window.open"].startswith("blocked"), (
+        results
+    )
     assert results["fetch from a nested frame"].startswith("ok: blocked"), results
     assert FAKE_KEY not in str(results)
     assert sandbox.page.url == url
@@ -267,3 +290,50 @@ def test_panel_lists_files_follows_changes_and_downloads(sandbox: SandboxPage) -
     sandbox.py("await _ws.delete('fresh/new.txt')")
     page.wait_for_timeout(300)
     assert page.locator("#preview-host .pa-file[data-path='fresh/new.txt']").count() == 0
+
+
+def test_tool_cards_show_arguments_and_results_as_text(sandbox: SandboxPage) -> None:
+    card = sandbox.page.evaluate("""async () => {
+        const { renderToolCall } = await import("./sandbox/renderers.js");
+        window.__opened = [];
+        document.addEventListener("py-agent:open-file", (e) => window.__opened.push(e.detail.path));
+        const card = renderToolCall({
+            toolName: "python",
+            args: { title: "<b>Plot</b>", code: "print('<img src=x onerror=top.__pwn=12>')  # note\\nx = 42" },
+            result: { content: [{ type: "text", text: "<script>top.__pwn = 13</script>" }], details: { files: [{ path: "out.png", size: 3 }] } },
+            isError: false,
+            running: false,
+        });
+        document.body.append(card);
+        card.querySelector(".pa-chip").click();
+        const edit = renderToolCall({
+            toolName: "edit", args: { path: "a.txt", edits: [] },
+            result: { content: [{ type: "text", text: "ok" }], details: { diff: "-1 old\\n+1 new" } }, isError: false,
+        });
+        const running = renderToolCall({ toolName: "javascript", args: { code: "for(;;){}" }, result: null, running: true });
+        return {
+            status: card.dataset.status,
+            title: card.querySelector(".pa-tool-title").textContent,
+            strings: [...card.querySelectorAll("code .tok-string")].map((s) => s.textContent),
+            comments: [...card.querySelectorAll("code .tok-comment")].map((s) => s.textContent),
+            keywords: [...card.querySelectorAll("code .tok-keyword")].map((s) => s.textContent),
+            active: card.querySelectorAll("img, script, b").length,
+            output: card.querySelector(".pa-output").textContent,
+            opened: window.__opened,
+            diff: [...edit.querySelectorAll(".pa-diff span")].map((s) => s.className),
+            running: [running.dataset.status, running.querySelector(".pa-output").textContent],
+            unknown: renderToolCall({ toolName: "subagent", args: {} }) === null,
+        };
+    }""")
+    assert card["status"] == "done"
+    assert card["title"] == "<b>Plot</b>"
+    assert card["strings"] == ["'<img src=x onerror=top.__pwn=12>'"]
+    assert card["comments"] == ["# note"]
+    assert "print" in card["keywords"]
+    assert card["active"] == 0
+    assert card["output"] == "<script>top.__pwn = 13</script>"
+    assert card["opened"] == ["out.png"]
+    assert card["diff"] == ["pa-diff-removed", "pa-diff-added"]
+    assert card["running"] == ["running", "Running…"]
+    assert card["unknown"] is True
+    assert sandbox.page.evaluate("() => window.__pwn") is None

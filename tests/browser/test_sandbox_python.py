@@ -4,6 +4,8 @@ The code runs in a Pyodide interpreter of its own, in a worker inside an opaque-
 <iframe sandbox="allow-scripts"> whose CSP blocks the network; never in the agent's interpreter.
 """
 
+# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
+
 from __future__ import annotations
 
 import json
@@ -156,10 +158,7 @@ def test_cannot_reach_the_network(sandbox: SandboxPage, beacon: Beacon) -> None:
 def test_network_works_only_when_the_user_allowed_it(sandbox: SandboxPage, beacon: Beacon) -> None:
     """The positive control (a separate interpreter: the network setting is part of the frame)."""
     beacon.reset()
-    code = (
-        "from pyodide.http import pyfetch\n"
-        f"await (await pyfetch({beacon.url + '/allowed'!r})).string()"
-    )
+    code = f"from pyodide.http import pyfetch\nawait (await pyfetch({beacon.url + '/allowed'!r})).string()"
     run = sandbox.run_tool("python", code, python_network=True, python_timeout_ms=120000)
     assert run.ok and run.text == "=> 'beacon'", run.text
     assert any("/allowed" in hit for hit in beacon.snapshot())
@@ -202,7 +201,7 @@ def test_files_go_in_and_come_back(sandbox: SandboxPage) -> None:
 def test_tracebacks_and_syntax_errors(sandbox: SandboxPage) -> None:
     failed = sandbox.run_tool("python", "print('before')\ndef f():\n    return 1 / 0\nf()", **FAST)
     assert not failed.ok
-    assert failed.text.startswith("before\nTraceback (most recent call last):\n  File \"<python>\", line 4")
+    assert failed.text.startswith('before\nTraceback (most recent call last):\n  File "<python>", line 4')
     assert failed.text.rstrip().endswith("ZeroDivisionError: division by zero")
     started = time.monotonic()
     syntax = sandbox.run_tool("python", "def broken(:\n    pass", python_timeout_ms=60000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from provider_helpers import HI, Reply, f_ant, f_chat, f_gem, f_resp, request_of
 from pydantic import BaseModel
 
-from py_agent.ai import get_api_provider
+from py_agent.ai import get_api_provider, get_api_providers
 from py_agent.ai.providers import (
     BUILTIN_STREAM_FUNCTIONS,
     ProviderStreamOptions,
@@ -72,5 +72,9 @@ def test_builtin_providers_are_registered_idempotently() -> None:
     register_builtin_providers()
     for api, function in BUILTIN_STREAM_FUNCTIONS.items():
         provider = get_api_provider(api)
-        assert provider is not None and provider.stream is function and provider.stream_simple is function
+        # Registered as a lazy wrapper that imports the provider module on its first request.
+        assert provider is not None and provider.stream is provider.stream_simple
+        assert provider.stream.__name__ == function.__name__, (api, provider.stream.__name__)
+    builtin = [p for p in get_api_providers() if p.api in BUILTIN_STREAM_FUNCTIONS]
+    assert len(builtin) == len(BUILTIN_STREAM_FUNCTIONS) == 4
     assert ProviderStreamOptions(service_tier="flex").service_tier == "flex"

@@ -44,7 +44,13 @@ def test_tool_set_and_schemas_match_pi() -> None:
     assert by_name["edit"].parameters["required"] == ["path", "edits"]
     assert set(by_name["edit"].parameters["properties"]["edits"]["items"]["properties"]) == {"oldText", "newText"}
     assert set(by_name["grep"].parameters["properties"]) == {
-        "pattern", "path", "glob", "ignoreCase", "literal", "context", "limit"
+        "pattern",
+        "path",
+        "glob",
+        "ignoreCase",
+        "literal",
+        "context",
+        "limit",
     }
     assert by_name["ls"].description.startswith("List directory contents.")
     assert all(t.label == t.name for t in tools)
@@ -100,7 +106,7 @@ async def test_read_first_line_over_the_limit() -> None:
 async def test_read_missing_directory_binary_and_image() -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20
     _, tools = await setup({"d/x.txt": "x", "blob.bin": b"\x00\xff\x00", "pic.png": png})
-    with pytest.raises(Exception, match="File not found: nope.txt"):
+    with pytest.raises(Exception, match=r"File not found: nope\.txt"):
         await run(tools["read"], path="nope.txt")
     with pytest.raises(Exception, match="d is a directory"):
         await run(tools["read"], path="d")
@@ -156,14 +162,18 @@ async def test_edit_failures_are_clear() -> None:
     with pytest.raises(Exception, match=r"Found 2 occurrences of the text in a.txt\. The text must be unique"):
         await run(tools["edit"], path="a.txt", edits=[{"oldText": "x = 1", "newText": "x = 9"}])
     with pytest.raises(Exception, match=r"Could not find edits\[1\] in a.txt"):
-        await run(tools["edit"], path="a.txt", edits=[{"oldText": "y", "newText": "Y"}, {"oldText": "q", "newText": ""}])
+        await run(
+            tools["edit"], path="a.txt", edits=[{"oldText": "y", "newText": "Y"}, {"oldText": "q", "newText": ""}]
+        )
     with pytest.raises(Exception, match=r"edits\[0\] and edits\[1\] overlap"):
         await run(
-            tools["edit"], path="a.txt", edits=[{"oldText": "y = 2", "newText": "a"}, {"oldText": "= 2", "newText": "b"}]
+            tools["edit"],
+            path="a.txt",
+            edits=[{"oldText": "y = 2", "newText": "a"}, {"oldText": "= 2", "newText": "b"}],
         )
     with pytest.raises(Exception, match="oldText must not be empty"):
         await run(tools["edit"], path="a.txt", edits=[{"oldText": "", "newText": "x"}])
-    with pytest.raises(Exception, match="No changes made to a.txt"):
+    with pytest.raises(Exception, match=r"No changes made to a\.txt"):
         await run(tools["edit"], path="a.txt", edits=[{"oldText": "y = 2", "newText": "y = 2"}])
     with pytest.raises(Exception, match=r"Could not edit file: b.txt\. File not found\."):
         await run(tools["edit"], path="b.txt", edits=[{"oldText": "a", "newText": "b"}])
@@ -205,7 +215,7 @@ async def test_ls() -> None:
     assert result.details == {"entryLimitReached": 2}
     with pytest.raises(Exception, match="Path not found: nope"):
         await run(tools["ls"], path="nope")
-    with pytest.raises(Exception, match="Not a directory: b.txt"):
+    with pytest.raises(Exception, match=r"Not a directory: b\.txt"):
         await run(tools["ls"], path="b.txt")
 
 
@@ -244,7 +254,9 @@ async def test_grep_limits() -> None:
     )
     assert result.details == {"matchLimitReached": 3}
     result = await run(tools["grep"], pattern="hit", path="long.txt")
-    assert text(result).endswith("... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]")
+    assert text(result).endswith(
+        "... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]"
+    )
     assert "bin.dat" not in text(await run(tools["grep"], pattern="hit"))
 
 

@@ -5,25 +5,69 @@
 once and calling it again is harmless. Each stream function serves as both ``stream`` and
 ``stream_simple`` (the unified ``reasoning`` option is mapped per API). Provider-specific extras
 (``tool_choice``, ``reasoning_summary``, ``service_tier``) go in :class:`ProviderStreamOptions`.
+
+A provider module is imported on its first request, not at start-up: importing all four is a
+noticeable part of the page's boot in Pyodide.
 """
 
 from __future__ import annotations
 
-from ..registry import ApiProvider, register_api_provider
-from ._common import ProviderStreamOptions, sanitize_surrogates, short_hash
-from .anthropic import stream_anthropic
-from .google import stream_google
-from .openai_completions import stream_openai_completions
-from .openai_responses import stream_openai_responses
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..registry import ApiProvider, StreamFunction, register_api_provider
+
+if TYPE_CHECKING:
+    from ._common import ProviderStreamOptions, sanitize_surrogates, short_hash
+    from .anthropic import stream_anthropic
+    from .google import stream_google
+    from .openai_completions import stream_openai_completions
+    from .openai_responses import stream_openai_responses
 
 SOURCE_ID = "py-agent-builtin"
 
-BUILTIN_STREAM_FUNCTIONS = {
-    "openai-completions": stream_openai_completions,
-    "openai-responses": stream_openai_responses,
-    "anthropic-messages": stream_anthropic,
-    "google-generative-ai": stream_google,
+_FUNCTIONS = {
+    "openai-completions": ("openai_completions", "stream_openai_completions"),
+    "openai-responses": ("openai_responses", "stream_openai_responses"),
+    "anthropic-messages": ("anthropic", "stream_anthropic"),
+    "google-generative-ai": ("google", "stream_google"),
 }
+_EXPORTS = {
+    "ProviderStreamOptions": "_common",
+    "sanitize_surrogates": "_common",
+    "short_hash": "_common",
+    **{function: module for module, function in _FUNCTIONS.values()},
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    if name == "BUILTIN_STREAM_FUNCTIONS":
+        return {api: _load(api) for api in _FUNCTIONS}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _load(api: str) -> StreamFunction:
+    module, function = _FUNCTIONS[api]
+    loaded: StreamFunction = getattr(importlib.import_module(f".{module}", __name__), function)
+    return loaded
+
+
+def _lazy(api: str) -> StreamFunction:
+    def stream(model: Any, context: Any, options: Any = None) -> Any:
+        return _load(api)(model, context, options)
+
+    stream.__name__ = _FUNCTIONS[api][1]
+    return stream
+
+
+def register_builtin_providers() -> None:
+    """Register the four built-in APIs (idempotent: re-registering replaces the same entries)."""
+    for api in _FUNCTIONS:
+        function = _lazy(api)
+        register_api_provider(ApiProvider(api, function, function), SOURCE_ID)
+
 
 __all__ = [
     "BUILTIN_STREAM_FUNCTIONS",
@@ -37,9 +81,3 @@ __all__ = [
     "stream_openai_completions",
     "stream_openai_responses",
 ]
-
-
-def register_builtin_providers() -> None:
-    """Register the four built-in APIs (idempotent: re-registering replaces the same entries)."""
-    for api, function in BUILTIN_STREAM_FUNCTIONS.items():
-        register_api_provider(ApiProvider(api, function, function), SOURCE_ID)
