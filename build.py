@@ -72,6 +72,9 @@ PYODIDE_ABI = "cp314"
 PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
 SITE_REQUIREMENTS = ("pydantic==2.14.3",)  # shipped in static/ for the page
 TEST_REQUIREMENTS = ("pytest",)  # only for the Pyodide test runner; kept in .cache/test-wheels/
+# Only for the python tool's sandboxed interpreter (web/sandbox/), never loaded by the page's own:
+# listed with the site's wheels in pyodide/sandbox-lock.json.
+SANDBOX_REQUIREMENTS = ("micropip==0.11.1", "pyodide-http==0.2.2")  # micropip as Pyodide 314 ships it
 # Files taken from the npm tarball: the ES module loader, the Emscripten module, the
 # interpreter, the standard library and Pyodide's own lock (read for its "info" only).
 PYODIDE_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -154,6 +157,7 @@ class Lock:
     site: tuple[Pin, ...]
     test: tuple[Pin, ...]
     npm: tuple[Pin, ...] = ()
+    sandbox: tuple[Pin, ...] = ()
 
 
 def read_lock() -> Lock:
@@ -166,6 +170,7 @@ def read_lock() -> Lock:
             site=tuple(Pin.from_json(p) for p in data["wheels"]["site"]),
             test=tuple(Pin.from_json(p) for p in data["wheels"]["test"]),
             npm=tuple(Pin.from_json(p) for p in data.get("npm", [])),
+            sandbox=tuple(Pin.from_json(p) for p in data["wheels"].get("sandbox", [])),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BuildError(
@@ -272,8 +277,8 @@ def read_wheel_info(path: Path) -> WheelInfo:
 def parse_metadata_headers(metadata: str) -> dict[str, list[str]]:
     headers: dict[str, list[str]] = {}
     for line in metadata.splitlines():
-        if not line.strip():
-            break  # the body (long description) starts here
+        if not line:
+            break  # the body (long description) starts here (a line of spaces continues a header)
         if line[0] in " \t" or ":" not in line:
             continue
         key, _, value = line.partition(":")
@@ -546,6 +551,7 @@ def build_site_into(site: Path, digest: str) -> None:
         )
     site_lock = {"info": lock_info, "packages": dict(sorted(packages.items()))}
     write_json(runtime_dir / "pyodide-lock.json", site_lock)
+    sandbox_wheels = write_sandbox_lock(runtime_dir, lock, lock_info, wheels)
 
     copy_web(site)
     vendored = vendor_frontend(site / VENDOR_DIR, lock.npm)
@@ -562,10 +568,42 @@ def build_site_into(site: Path, digest: str) -> None:
             {"file": f"pyodide/{name}", "size": (runtime_dir / name).stat().st_size} for name in PYODIDE_RUNTIME_FILES
         ],
         "wheels": manifest_wheels,
+        "sandbox_lock_file": f"pyodide/{SANDBOX_LOCK}",
+        "sandbox_wheels": sandbox_wheels,
         "vendor": vendored,
         "inputs_sha256": digest,
     }
     write_json(site / "manifest.json", manifest)
+
+
+SANDBOX_LOCK = "sandbox-lock.json"
+
+
+def write_sandbox_lock(
+    runtime_dir: Path, lock: Lock, lock_info: dict[str, Any], site_wheels: list[tuple[WheelInfo, Path]]
+) -> list[dict[str, Any]]:
+    """The python tool's lock (web/sandbox/py-worker.js): the site's wheels plus SANDBOX_REQUIREMENTS.
+
+    The page's own interpreter uses pyodide-lock.json and never sees these extra wheels."""
+    extra: list[tuple[WheelInfo, Path]] = []
+    for pin in lock.sandbox:
+        src = fetch_pinned(pin)
+        shutil.copyfile(src, runtime_dir / pin.filename)
+        extra.append((read_wheel_info(src), runtime_dir / pin.filename))
+    everything = site_wheels + extra
+    shipped = {info.name for info, _ in everything}
+    packages = {info.name: lock_entry(info, path.name, sha256_file(path), shipped) for info, path in everything}
+    write_json(runtime_dir / SANDBOX_LOCK, {"info": lock_info, "packages": dict(sorted(packages.items()))})
+    return [
+        {
+            "name": info.name,
+            "version": info.version,
+            "file": f"pyodide/{path.name}",
+            "sha256": packages[info.name]["sha256"],
+            "size": path.stat().st_size,
+        }
+        for info, path in extra
+    ]
 
 
 def vendor_frontend(dest: Path, pins: Sequence[Pin]) -> list[dict[str, Any]]:
@@ -658,8 +696,13 @@ def lock_pyodide() -> Pin:
     return npm_pin(PYODIDE_NPM_PACKAGE, PYODIDE_VERSION)
 
 
-def resolve_for_pyodide(requirements: Sequence[str]) -> list[tuple[str, str, str]]:
-    """(name, version, wheel filename) for each package pip resolves for Pyodide's platform."""
+def resolve_for_pyodide(
+    requirements: Sequence[str], ignore_requires_python: bool = False
+) -> list[tuple[str, str, str]]:
+    """(name, version, wheel filename) for each package pip resolves for Pyodide's platform.
+
+    pip checks Requires-Python against the Python running it, not PYODIDE_PYTHON:
+    ``ignore_requires_python`` lets pinned packages that need a newer Python through."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
@@ -683,6 +726,7 @@ def resolve_for_pyodide(requirements: Sequence[str]) -> list[tuple[str, str, str
             str(Path(tmp) / "t"),
             "--report",
             str(report),
+            *(["--ignore-requires-python"] if ignore_requires_python else []),
             *requirements,
         ]
         subprocess.run(cmd, check=True)
@@ -719,12 +763,15 @@ def cmd_lock() -> int:
     site_names = {p.name for p in site}
     test = [pypi_pin(*r) for r in resolve_for_pyodide(TEST_REQUIREMENTS)]
     test = [p for p in test if p.name not in site_names]
+    sandbox = [pypi_pin(*r) for r in resolve_for_pyodide(SANDBOX_REQUIREMENTS, ignore_requires_python=True)]
+    sandbox = [p for p in sandbox if p.name not in site_names]
     data = {
         "_comment": "Generated by `python3 build.py lock`; every download of build.py is checked "
         "against these sha256 pins. Edit the requirements in build.py, not this file.",
         "requirements": {
             "site": list(SITE_REQUIREMENTS),
             "test": list(TEST_REQUIREMENTS),
+            "sandbox": list(SANDBOX_REQUIREMENTS),
             "platform": PYODIDE_PLATFORM,
             "python": PYODIDE_PYTHON,
         },
@@ -733,6 +780,7 @@ def cmd_lock() -> int:
         "wheels": {
             "site": [p.to_json() for p in sorted(site, key=lambda p: p.name)],
             "test": [p.to_json() for p in sorted(test, key=lambda p: p.name)],
+            "sandbox": [p.to_json() for p in sorted(sandbox, key=lambda p: p.name)],
         },
     }
     write_json(LOCK_PATH, data)

@@ -56,7 +56,7 @@ async function main() {
   buildUi();
   for (const notice of app.init.notices) toast(notice, "warn");
   await route();
-  $("#boot").hidden = true;
+  $("#boot-screen").hidden = true;
   $("#app").hidden = false;
   document.documentElement.dataset.app = "ready";
   ui.composer.focus();
@@ -644,6 +644,11 @@ function updateWelcome(refreshCards = false) {
 }
 
 main().catch((error) => {
+  if (window.pyAgent?.state === "error") {
+    // boot.js shows what went wrong while loading Python.
+    document.documentElement.dataset.app = "error";
+    return;
+  }
   console.error("py-agent: the app could not start", error);
   fail(`The app could not start: ${error.message ?? error}`);
 });

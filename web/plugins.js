@@ -2,4 +2,6 @@
 // (see ui/extensions.js). The Python side of a plugin is listed in py_agent/web/plugins.py.
 //
 // Example: import "./sandbox/panel.js";
+import "./sandbox/panel.js"; // issue 6: the workspace panel and the cards of the workspace and code tools
+
 export {};

@@ -45,6 +45,7 @@ from .chat import ChatSession
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import friendly_error
 from .keys import KeyRing, TabKeyStore
+from .plugins import attach_storage as attach_plugin_storage
 from .plugins import load_plugins
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
 from .tools_registry import panel_handler
@@ -129,6 +130,7 @@ class WebApp:
     async def start(self) -> None:
         register_demo_model(**({} if self._demo_tps is None else {"tokens_per_second": self._demo_tps}))
         self.startup_notices.extend(load_plugins(self._plugins))
+        self.startup_notices.extend(await attach_plugin_storage(self.backend))
         self.settings = await self.backend.kv_all("settings")
         await self.keys.load()
         for name, record in (await self.backend.kv_all("providers")).items():
@@ -313,8 +315,6 @@ class WebApp:
             context.system_prompt if context.system_prompt is not None else self._system_prompt(),
             len(session),
         )
-        if model is not None and context.model is not None:
-            chat.agent.state.thinking_level = context.thinking_level  # as saved (clamped by ChatSession)
         await chat.recover_draft(stored.draft)
         result = await self._show(chat)
         for warning in warnings:

@@ -1,20 +1,37 @@
 """The modules that plug tools (and their panel handlers) into the web app.
 
-Each module registers its factories with :func:`py_agent.web.tools_registry.register_tool_factory`
-when imported. Add a module here to enable it; a module that is missing or fails to import is
-reported in the page (as a notice) and the app runs without it.
+Each module registers its tool factories with
+:func:`py_agent.web.tools_registry.register_tool_factory` when imported. Add a module here to
+enable it; a module that is missing or fails to import is reported in the page (as a notice) and
+the app runs without it. The two tables below wire what a plugin needs beyond its tools.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+from typing import Any
 
-__all__ = ["PLUGIN_MODULES", "load_plugins"]
+from .tools_registry import register_after_tool_call
+
+__all__ = ["AFTER_TOOL_CALL_HOOKS", "PLUGIN_MODULES", "STORAGE_HOOKS", "attach_storage", "load_plugins"]
 
 PLUGIN_MODULES: list[str] = [
-    # "py_agent.tools.workspace",   (issue 6: workspace files, javascript/python tools, preview)
-    # "py_agent.tools.subagent",    (issue 7: the subagent tool)
+    "py_agent.web.workspace_tools",  # issue 6: workspace files, read/write/edit/..., javascript and python tools
+    "py_agent.tools.subagent_plugin",  # issue 7: the subagent tool
 ]
+
+STORAGE_HOOKS: dict[str, str] = {
+    # module -> its `async def f(backend) -> list[str]` (problems), called once storage is open
+    "py_agent.tools.subagent_plugin": "attach_storage",
+}
+
+AFTER_TOOL_CALL_HOOKS: dict[str, tuple[str, str]] = {
+    # plugin module -> (module, function): an after_tool_call hook added when the plugin loads
+    "py_agent.tools.subagent_plugin": ("py_agent.tools.subagent", "subagent_after_tool_call"),
+}
+
+_loaded: list[str] = []
 
 
 def load_plugins(modules: list[str] | None = None) -> list[str]:
@@ -23,6 +40,29 @@ def load_plugins(modules: list[str] | None = None) -> list[str]:
     for name in PLUGIN_MODULES if modules is None else modules:
         try:
             importlib.import_module(name)
+            hook = AFTER_TOOL_CALL_HOOKS.get(name)
+            if hook is not None:
+                register_after_tool_call(name, getattr(importlib.import_module(hook[0]), hook[1]))
         except Exception as error:
             problems.append(f"Plugin {name} could not be loaded: {error}")
+            continue
+        if name not in _loaded:
+            _loaded.append(name)
+    return problems
+
+
+async def attach_storage(backend: Any) -> list[str]:
+    """Let the loaded plugins read their stored state (see ``STORAGE_HOOKS``)."""
+    problems: list[str] = []
+    for name in _loaded:
+        attribute = STORAGE_HOOKS.get(name)
+        if attribute is None:
+            continue
+        try:
+            result = getattr(importlib.import_module(name), attribute)(backend)
+            if inspect.isawaitable(result):
+                result = await result
+            problems.extend(str(p) for p in result or [])
+        except Exception as error:
+            problems.append(f"Plugin {name} could not read its stored state: {error}")
     return problems

@@ -299,7 +299,8 @@ class MemoryBackend:
         self.kv[store].pop(key, None)
 
     async def kv_all(self, store: str) -> dict[str, Any]:
-        return self._copy(self.kv[store])
+        copied: dict[str, Any] = self._copy(self.kv[store])
+        return copied
 
     async def kv_clear(self, store: str) -> None:
         self.kv[store].clear()

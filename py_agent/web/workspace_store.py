@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import zipfile
 from collections.abc import Callable
 from typing import Any
 
 from ..tools.workspace import (
+    MemoryWorkspaceStore,
     Workspace,
     WorkspaceChange,
     WorkspaceFile,
@@ -79,10 +81,14 @@ _open: dict[str, Workspace] = {}
 
 
 async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -> Workspace:
-    """The session's workspace (one object per session id in this page, loaded once)."""
+    """The session's workspace (one object per session id in this page, loaded once). In the
+    page its files are in IndexedDB; elsewhere (CPython tests of the app) in memory."""
     workspace = _open.get(session_id)
     if workspace is None:
-        workspace = await Workspace.open(store if store is not None else IndexedDBWorkspaceStore(session_id))
+        if store is None:
+            in_page = sys.platform == "emscripten"
+            store = IndexedDBWorkspaceStore(session_id) if in_page else MemoryWorkspaceStore()
+        workspace = await Workspace.open(store)
         _open[session_id] = workspace
     return workspace
 

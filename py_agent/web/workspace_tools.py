@@ -8,7 +8,11 @@ those the user disabled. Tool settings (network access, timeouts) come from
 ``host.extras["tool_settings"]`` (a :class:`~py_agent.tools.settings.ToolSettings`, its JSON, or a
 function returning either), read at every run.
 
-For the page: :func:`preview_source` gives the preview panel (``web/sandbox/preview.js``) its data.
+The page side is ``web/sandbox/panel.js`` (imported by ``web/plugins.js``): the side panel
+``"workspace"`` and the tool cards. When a session opens, the factory posts ``{sessionId}`` to the
+panel; when a tool writes a file worth looking at (HTML, SVG, Markdown, an image, CSV), the panel
+opens on it; a file chip in a tool card sends ``{type: "open", path}`` back.
+:func:`preview_source` gives the panel the session's files.
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ from typing import Any
 from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
-from ..tools.workspace import Workspace
+from ..tools.workspace import Workspace, WorkspaceChange
 from .sandbox import DEFAULT_SETTINGS, SettingsSource, make_javascript_tool, make_python_tool
-from .tools_registry import ToolHost, register_tool_factory
+from .tools_registry import ToolHost, register_panel_handler, register_tool_factory
 from .workspace_store import PreviewSource, open_workspace
 
-__all__ = ["SANDBOX_TOOL_NAMES", "make_tools", "preview_source", "settings_from"]
+__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "make_tools", "preview_source", "settings_from"]
 
 SANDBOX_TOOL_NAMES = ("javascript", "python")
+PANEL_ID = "workspace"
+SHOWN_EXTENSIONS = frozenset({"html", "htm", "svg", "md", "markdown", "png", "jpg", "jpeg", "gif", "webp", "csv"})
+TOOL_SOURCES = frozenset({"write", "edit", "javascript", "python"})
+_hosts: dict[str, ToolHost] = {}
+_watching: dict[str, Callable[[], None]] = {}
 
 
 def make_tools(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> list[AgentTool]:
@@ -50,11 +59,42 @@ def settings_from(value: Any) -> ToolSettings:
     return ToolSettings.from_json(value if isinstance(value, Mapping) else None)
 
 
+def _show_written_files(host: ToolHost) -> Callable[[WorkspaceChange], None]:
+    def on_change(change: WorkspaceChange) -> None:
+        path = change.path or ""
+        if change.kind != "write" or change.source not in TOOL_SOURCES:
+            return
+        if path.rsplit(".", 1)[-1].lower() in SHOWN_EXTENSIONS:
+            host.open_panel(PANEL_ID)
+            host.post_to_panel(PANEL_ID, {"sessionId": host.session_id, "select": path})
+
+    return on_change
+
+
 async def _factory(host: ToolHost) -> list[AgentTool]:
     workspace = await open_workspace(host.session_id)
     host.extras["workspace"] = workspace
-    getter: Callable[[], ToolSettings] = lambda: settings_from(host.extras.get("tool_settings"))  # noqa: E731
+    _hosts[host.session_id] = host
+    stop = _watching.pop(host.session_id, None)
+    if stop is not None:
+        stop()
+    _watching[host.session_id] = workspace.subscribe(_show_written_files(host))
+    host.post_to_panel(PANEL_ID, {"sessionId": host.session_id})
+
+    def getter() -> ToolSettings:
+        return settings_from(host.extras.get("tool_settings"))
+
     return make_tools(workspace, getter)
+
+
+def _on_panel_message(session_id: str, data: Any) -> None:
+    """A file chip of a tool card was clicked: open the panel on that file."""
+    host = _hosts.get(session_id)
+    if host is None or not isinstance(data, Mapping) or data.get("type") != "open":
+        return
+    path = data.get("path")
+    host.open_panel(PANEL_ID)
+    host.post_to_panel(PANEL_ID, {"sessionId": session_id, "select": path if isinstance(path, str) else None})
 
 
 async def preview_source(session_id: str) -> PreviewSource:
@@ -63,3 +103,4 @@ async def preview_source(session_id: str) -> PreviewSource:
 
 
 register_tool_factory("workspace", _factory)
+register_panel_handler(PANEL_ID, _on_panel_message)

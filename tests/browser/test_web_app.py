@@ -329,6 +329,36 @@ def test_editing_an_earlier_message_makes_a_branch(app: App, mock: MockProviderS
     assert app.user_texts() == ["Question one"]
 
 
+def test_tool_calls_show_arguments_and_results(app: App, mock: MockProviderServer) -> None:
+    page = app.page
+    tools = page.evaluate("() => window.pyAgentApp.state.tools")
+    if "ls" not in tools:
+        pytest.skip("no plugin tool is enabled in py_agent/web/plugins.py")
+    app.new_chat()
+    mock.reset()
+    mock.script(
+        [
+            {"tool_calls": [{"id": "call_ls_1", "name": "ls", "arguments": {"path": "."}}]},
+            {"text": "The workspace is empty."},
+        ]
+    )
+    app.type_and_enter("List the files")
+    page.locator("#transcript .msg.assistant", has_text="The workspace is empty.").wait_for(timeout=20_000)
+    app.wait_idle()
+    card = page.locator("#transcript details.tool").first
+    assert card.get_attribute("data-status") == "done"
+    assert card.locator(".tool-title").inner_text() == "ls"
+    card.locator("summary").click()
+    assert '"path": "."' in card.locator(".tool-body").inner_text()
+    # The tool result went back to the model.
+    assert any(
+        block.get("type") == "tool_result"
+        for message in mock.requests[1]["body"]["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+
+
 def test_rename_search_and_delete_sessions(app: App) -> None:
     page = app.page
     session_id = app.current_session_id()
@@ -594,17 +624,18 @@ def test_model_picker_works_from_the_keyboard(app: App) -> None:
 
 def test_back_and_forward_move_between_sessions(app: App) -> None:
     page = app.page
-    rows = page.locator(".session-row .session-open")
-    first_title = rows.nth(0).locator(".session-title").inner_text()
-    second_title = rows.nth(1).locator(".session-title").inner_text()
-    rows.nth(1).click()
-    page.locator("#session-title", has_text=second_title).wait_for()
-    page.locator(".session-row .session-open").nth(0).click()
-    page.locator("#session-title", has_text=first_title).wait_for()
+    sessions = app.py("list_sessions")["sessions"]
+    first, second = sessions[0], sessions[1]
+    page.locator(f".session-row[data-id='{second['id']}'] .session-open").click()
+    page.locator("#session-title", has_text=second["title"]).wait_for()
+    page.locator(f".session-row[data-id='{first['id']}'] .session-open").click()
+    page.locator("#session-title", has_text=first["title"]).wait_for()
     page.go_back()
-    page.locator("#session-title", has_text=second_title).wait_for()
+    page.locator("#session-title", has_text=second["title"]).wait_for()
+    assert app.current_session_id() == second["id"]
     page.go_forward()
-    page.locator("#session-title", has_text=first_title).wait_for()
+    page.locator("#session-title", has_text=first["title"]).wait_for()
+    assert app.current_session_id() == first["id"]
 
 
 def test_custom_provider_form_explains_cors_failures(app: App) -> None:

@@ -35,7 +35,7 @@ class Recorder:
 
 async def make_app(backend: MemoryBackend | None = None, tab: MemoryTabStore | None = None) -> tuple[WebApp, Recorder]:
     recorder = Recorder()
-    app = WebApp(backend or MemoryBackend(), tab or MemoryTabStore(), recorder, demo_tokens_per_second=0)
+    app = WebApp(backend or MemoryBackend(), tab or MemoryTabStore(), recorder, demo_tokens_per_second=0, plugins=[])
     await app.start()
     return app, recorder
 

@@ -247,18 +247,21 @@ export class PythonSandbox {
   async _allowedFiles() {
     const manifest = await siteManifest();
     const dir = manifest.index_url ?? "pyodide/";
+    // The python tool's own lock (the site's wheels plus micropip and pyodide-http), when built.
+    const lockFile = manifest.sandbox_lock_file ?? manifest.lock_file;
     const names = new Set();
-    for (const file of [...manifest.runtime, ...manifest.wheels, { file: manifest.lock_file }]) {
+    const files = [...manifest.runtime, ...manifest.wheels, ...(manifest.sandbox_wheels ?? []), { file: lockFile }];
+    for (const file of files) {
       if (typeof file.file === "string" && file.file.startsWith(dir)) names.add(file.file.slice(dir.length));
     }
-    return { dir, names };
+    return { dir, names, lockName: lockFile.slice(dir.length) };
   }
 
   _start(network) {
     const generation = ++this.generation;
     const interp = { generation, network, frame: null, run: null, dead: false };
     interp.ready = (async () => {
-      const { dir, names } = await this._allowedFiles();
+      const { dir, names, lockName } = await this._allowedFiles();
       const [pyodideMjs, asmMjs, source, runtime] = await Promise.all([
         fetchText(new URL(`${dir}pyodide.mjs`, SITE)),
         fetchText(new URL(`${dir}pyodide.asm.mjs`, SITE)),
@@ -277,7 +280,7 @@ export class PythonSandbox {
         interp.frame = new SandboxFrame({
           network,
           source,
-          init: { pyodideMjs, asmMjs, runtime, network: Boolean(network) },
+          init: { pyodideMjs, asmMjs, runtime, lockName, network: Boolean(network) },
           title: "python sandbox",
           onFatal: (message) => interp.fail(message),
           onMessage: (message) => {

@@ -3,7 +3,7 @@
 // interpreter: it shares no memory with the page, an endless loop blocks only this worker, and
 // the page ends it by removing the frame.
 //
-// It receives {token, init: {pyodideMjs, asmMjs, runtime, network}} and a MessagePort, its only
+// It receives {token, init: {pyodideMjs, asmMjs, runtime, lockName, network}} and a MessagePort, its only
 // line to the page. Pyodide's own files (wasm, standard library, lock file, wheels) are asked of
 // the page over the port, by name; the page serves only the site's runtime files and wheels.
 // Messages in: {type: "run", id, code, sync}, {type: "fetch-result", ...}. Out: "ready",
@@ -105,7 +105,8 @@ self.onmessage = async (first) => {
     const moduleUrl = (source) => URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
     const { default: createPyodideModule } = await import(moduleUrl(init.asmMjs));
     const { loadPyodide } = await import(moduleUrl(init.pyodideMjs));
-    const lock = JSON.parse(new TextDecoder().decode((await requestFile("pyodide-lock.json")).body));
+    const lockName = typeof init.lockName === "string" ? init.lockName : "pyodide-lock.json";
+    const lock = JSON.parse(new TextDecoder().decode((await requestFile(lockName)).body));
     pyodide = await loadPyodide({
       indexURL: BASE,
       packageBaseUrl: BASE,

@@ -86,8 +86,7 @@ function diffBlock(diff) {
   return pre;
 }
 
-function summary(toolName, args) {
-  const a = args ?? {};
+function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
       const range = a.offset !== undefined || a.limit !== undefined
@@ -105,45 +104,58 @@ function summary(toolName, args) {
   }
 }
 
-/** The card of one tool call, or null for tools this module does not render. */
-export function renderToolCall({ toolName, args, result, isError = false, running = false }) {
-  if (!TOOL_NAMES.includes(toolName)) return null;
-  const status = running ? "running" : isError ? "error" : "done";
-  const card = el("details", `pa-tool pa-tool-${toolName}`);
-  card.dataset.status = status;
-  card.open = running || isError || toolName === "javascript" || toolName === "python";
-  const head = el("summary", "pa-tool-head");
-  const [label, text] = summary(toolName, args);
-  head.append(el("span", "pa-tool-status", running ? "⋯" : isError ? "✗" : "✓"));
-  head.append(el("strong", "pa-tool-name", label), " ", el("span", "pa-tool-title", text));
-  head.querySelector(".pa-tool-status").setAttribute("aria-label", status);
-  card.append(head);
-
-  const body = el("div", "pa-tool-body");
+/**
+ * The parts of a tool call's card, for the chat's renderer hook (web/ui/extensions.js):
+ * call = {name, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial}
+ * -> {title, summary, body} (null for tools this module does not render).
+ */
+export function renderToolParts({ name, args, status, result, partial }) {
+  if (!TOOL_NAMES.includes(name)) return null;
   const a = args ?? {};
-  if (toolName === "javascript" || toolName === "python") {
-    body.append(codeBlock(a.code, toolName));
-  } else if (toolName === "write" && typeof a.content === "string") {
+  const isError = status === "error";
+  const running = status === "running" || status === "streaming";
+  const shown = result ?? partial ?? null;
+  const [title, summary] = summaryOf(name, a);
+  const body = el("div", "pa-tool-body");
+  if (name === "javascript" || name === "python") {
+    body.append(codeBlock(a.code, name));
+  } else if (name === "write" && typeof a.content === "string") {
     body.append(codeBlock(a.content, LANGUAGE_BY_EXTENSION[String(a.path).split(".").pop()]));
-  } else if (toolName === "edit" && result?.details?.diff && !isError) {
-    body.append(diffBlock(result.details.diff));
-  } else if (toolName === "edit" && Array.isArray(a.edits)) {
+  } else if (name === "edit" && shown?.details?.diff && !isError) {
+    body.append(diffBlock(shown.details.diff));
+  } else if (name === "edit" && Array.isArray(a.edits)) {
     for (const edit of a.edits) body.append(diffBlock(`-${edit?.oldText ?? ""}\n+${edit?.newText ?? ""}`));
   }
-  const output = resultText(result);
-  const showOutput = output && !(toolName === "write" && !isError) && !(toolName === "edit" && !isError);
-  if (showOutput || running) {
-    const pre = el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (running ? "Running…" : ""));
-    body.append(pre);
+  const output = resultText(shown);
+  const quiet = (name === "write" || name === "edit") && !isError;
+  if ((output && !quiet) || running) {
+    body.append(el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (status === "streaming" ? "Preparing…" : "Running…")));
+  } else if (status === "interrupted") {
+    body.append(el("p", "pa-hint", "This tool call did not finish."));
   }
-  const files = result?.details?.files;
+  const files = shown?.details?.files;
   const touched = Array.isArray(files) ? files.map((f) => f.path) : [];
-  if (!isError && (toolName === "write" || toolName === "edit") && a.path) touched.push(a.path);
+  if (!isError && !running && (name === "write" || name === "edit") && a.path) touched.push(a.path);
   if (touched.length) {
     const chips = el("div", "pa-chips");
     for (const path of [...new Set(touched)]) chips.append(fileChip(path));
     body.append(chips);
   }
-  card.append(body);
+  return { title, summary, body };
+}
+
+/** A whole card (a <details>) for one tool call, or null for tools this module does not render. */
+export function renderToolCall({ toolName, args, result, isError = false, running = false }) {
+  const status = running ? "running" : isError ? "error" : "done";
+  const parts = renderToolParts({ name: toolName, args, status, result: running ? null : result, partial: running ? result : null });
+  if (!parts) return null;
+  const card = el("details", `pa-tool pa-tool-${toolName}`);
+  card.dataset.status = status;
+  card.open = running || isError || toolName === "javascript" || toolName === "python";
+  const head = el("summary", "pa-tool-head");
+  const mark = el("span", "pa-tool-status", running ? "⋯" : isError ? "✗" : "✓");
+  mark.setAttribute("aria-label", status);
+  head.append(mark, el("strong", "pa-tool-name", parts.title), " ", el("span", "pa-tool-title", parts.summary));
+  card.append(head, parts.body);
   return card;
 }

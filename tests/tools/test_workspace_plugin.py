@@ -1,0 +1,82 @@
+"""The workspace plugin of the web app (py_agent.web.workspace_tools), in CPython: the factory
+gives a session its tools over its workspace, shares the workspace with other plugins, and talks
+to the page's "workspace" panel. (The sandboxed tools themselves run in tests/browser/.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from py_agent.ai.types import Model
+from py_agent.tools import ToolSettings, Workspace
+from py_agent.web import workspace_tools
+from py_agent.web.tools_registry import ToolHost, panel_handler, registered_tool_factories
+
+
+def make_host(session_id: str, posted: list[tuple[str, str, Any]], extras: dict[str, Any] | None = None) -> ToolHost:
+    async def append_custom_entry(_type: str, _data: Any) -> None:
+        return None
+
+    return ToolHost(
+        session_id=session_id,
+        get_model=lambda: Model(id="m", api="faux", provider="faux"),
+        get_thinking_level=lambda: "off",
+        get_api_key=lambda _provider: None,
+        append_custom_entry=append_custom_entry,
+        custom_entries=lambda _type: [],
+        post_to_panel=lambda panel, data: posted.append(("message", panel, data)),
+        open_panel=lambda panel: posted.append(("open", panel, None)),
+        extras=dict(extras or {}),
+    )
+
+
+async def test_factory_gives_the_tools_and_shares_the_workspace() -> None:
+    posted: list[tuple[str, str, Any]] = []
+    host = make_host("plugin-session-1", posted)
+    factory = registered_tool_factories()["workspace"]
+    tools = await factory(host)
+    assert [t.name for t in tools] == ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"]
+    workspace = host.extras["workspace"]
+    assert isinstance(workspace, Workspace)
+    assert posted == [("message", "workspace", {"sessionId": "plugin-session-1"})]
+    again = await factory(make_host("plugin-session-1", []))
+    assert again[0] is not tools[0] and (await workspace_tools.preview_source("plugin-session-1")).workspace is workspace
+
+
+async def test_settings_come_from_the_host_and_can_disable_tools() -> None:
+    host = make_host(
+        "plugin-session-2",
+        [],
+        {"tool_settings": ToolSettings(javascript_network=True, disabled_tools=frozenset({"python", "grep"})).to_json()},
+    )
+    tools = {t.name: t for t in await registered_tool_factories()["workspace"](host)}
+    assert "python" not in tools and "grep" not in tools
+    assert "Network access is ON" in tools["javascript"].description
+    off = {t.name: t for t in workspace_tools.make_tools(Workspace())}
+    assert "There is NO network access" in off["javascript"].description
+    assert "There is NO network access" in off["python"].description
+
+
+async def test_files_written_by_tools_open_the_panel() -> None:
+    posted: list[tuple[str, str, Any]] = []
+    host = make_host("plugin-session-3", posted)
+    tools = {t.name: t for t in await registered_tool_factories()["workspace"](host)}
+    posted.clear()
+    write = tools["write"].execute
+    assert write is not None
+    await write("1", {"path": "report.html", "content": "<h1>x</h1>"}, None, None)
+    await write("2", {"path": "notes.txt", "content": "plain"}, None, None)
+    await host.extras["workspace"].write("chart.svg", "<svg/>", source="import")
+    assert posted == [
+        ("open", "workspace", None),
+        ("message", "workspace", {"sessionId": "plugin-session-3", "select": "report.html"}),
+    ]
+    posted.clear()
+    handler = panel_handler("workspace")
+    assert handler is not None
+    handler("plugin-session-3", {"type": "open", "path": "notes.txt"})
+    handler("plugin-session-3", {"type": "unknown"})
+    handler("no-such-session", {"type": "open", "path": "x"})
+    assert posted == [
+        ("open", "workspace", None),
+        ("message", "workspace", {"sessionId": "plugin-session-3", "select": "notes.txt"}),
+    ]

@@ -1,0 +1,56 @@
+// The in-page tools' part of the chat page (imported from web/plugins.js): the "workspace" side
+// panel and the cards of the tool calls, through the page's extension points (ui/extensions.js).
+//
+// Python (py_agent/web/workspace_tools.py) posts {sessionId, select?} to the panel when a session
+// opens and when a tool writes a file worth showing; the panel then shows that session's files
+// (WorkspacePreview, reading them from the agent's interpreter). A file chip in a tool card asks
+// Python to open the panel on that file.
+import { registerPanel, registerToolRenderer } from "../ui/extensions.js";
+import { WorkspacePreview } from "./preview.js";
+import { TOOL_NAMES, renderToolParts } from "./renderers.js";
+import "./index.js";
+
+export const PANEL_ID = "workspace";
+
+let container = null;
+let send = null;
+let preview = null;
+let shownSession = null;
+let loading = null;
+
+async function show(sessionId, select) {
+  if (sessionId !== shownSession || !preview) {
+    shownSession = sessionId;
+    preview?.destroy();
+    preview = null;
+    loading = (async () => {
+      const { pyodide } = await window.pyAgent.ready;
+      const source = await pyodide.pyimport("py_agent.web.workspace_tools").preview_source(sessionId);
+      if (shownSession !== sessionId || !container) return;
+      preview = new WorkspacePreview(container, source, { title: "Files", zipName: "workspace.zip" });
+    })();
+  }
+  await loading;
+  if (select && preview && shownSession === sessionId) preview.select(select);
+}
+
+registerPanel(PANEL_ID, {
+  title: "Workspace",
+  mount(element, api) {
+    container = element;
+    send = api.send;
+  },
+  onMessage(data) {
+    if (data && typeof data.sessionId === "string") {
+      show(data.sessionId, typeof data.select === "string" ? data.select : null).catch((error) =>
+        console.warn("py-agent: the workspace panel could not load", error));
+    }
+  },
+});
+
+for (const name of TOOL_NAMES) registerToolRenderer(name, (call) => renderToolParts(call));
+
+document.addEventListener("py-agent:open-file", (event) => {
+  const path = event.detail?.path;
+  if (typeof path === "string" && send) send({ type: "open", path });
+});
