@@ -17,7 +17,8 @@ Layout of static/ (all URLs inside the site are relative, so it works from any s
     index.html, app.css, boot.js ...   the page (copied from web/)
     manifest.json                      what the page loads: runtime files and wheels, with sizes and hashes
     pyodide/                           Pyodide's runtime files, the wheels, and the site's own
-                                       pyodide-lock.json (only the packages shipped here, with sha256)
+                                       pyodide-lock.json (only the packages shipped here, with sha256);
+                                       sandbox-lock.json: the same plus the python tool's extra wheels
 """
 
 from __future__ import annotations

@@ -97,6 +97,23 @@ def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
     )
 
 
+def keep_tail(text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """The end of a long output (pi's bash keeps the tail), after a notice saying what was cut."""
+    lines = text.split("\n")
+    if len(lines) <= max_lines and utf8_len(text) <= max_bytes:
+        return text
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines[-max_lines:]):
+        size += utf8_len(line) + 1
+        if size > max_bytes:
+            break
+        kept.append(line)
+    kept.reverse()
+    notice = f"[Output truncated: showing the last {len(kept)} of {len(lines)} lines ({format_size(max_bytes)} limit)]"
+    return notice + "\n" + "\n".join(kept)
+
+
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
     if len(line) <= max_chars:
         return line, False

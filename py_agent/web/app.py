@@ -45,6 +45,7 @@ from .chat import ChatSession
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import friendly_error
 from .keys import KeyRing, TabKeyStore
+from .network import ProxyTransport, uses_proxy
 from .plugins import attach_storage as attach_plugin_storage
 from .plugins import load_plugins
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
@@ -223,9 +224,14 @@ class WebApp:
         return cards
 
     async def cmd_set_setting(self, key: str, value: Any) -> dict[str, Any]:
-        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAsked"):
+        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAsked", "proxyUrl"):
             raise ValueError(f"Unknown setting: {key}")
+        bad_url = not isinstance(value, str) or not value.strip().lower().startswith(("http://", "https://"))
+        if key == "proxyUrl" and value and bad_url:
+            raise ValueError("The proxy URL must start with http:// or https://")
         await self._set_setting(key, value)
+        if key == "proxyUrl" and self.chat is not None:
+            self.chat.proxy_url = self._proxy_url()
         return {"settings": self._public_settings()}
 
     # ---- sessions -------------------------------------------------------------------------------
@@ -249,7 +255,12 @@ class WebApp:
             **({"idle_timeout_ms": int(idle)} if isinstance(idle, int | float) else {}),
         )
         chat.confirm = self.ask
+        chat.proxy_url = self._proxy_url()
         return chat
+
+    def _proxy_url(self) -> str | None:
+        value = self.settings.get("proxyUrl")
+        return value.strip() if isinstance(value, str) and value.strip() else None
 
     async def ask(self, title: str, message: str) -> bool:
         """Ask the user a yes/no question in a dialog of the page (for tools and plugins)."""
@@ -581,7 +592,13 @@ class WebApp:
         }
 
     def _provider_from_args(self, provider: dict[str, Any]) -> CustomProvider:
-        data = {k: v for k, v in provider.items() if k not in ("apiKey", "api_key", "models") and v not in ("", None)}
+        data = {
+            k: v
+            for k, v in provider.items()
+            if k not in ("apiKey", "api_key", "models", "useProxy") and v not in ("", None)
+        }
+        if provider.get("useProxy"):
+            data["useProxy"] = True
         manual = provider.get("models")
         if isinstance(manual, list):
             data["models"] = [m for m in manual if isinstance(m, str | dict) and m]
@@ -593,13 +610,17 @@ class WebApp:
         key = key.strip() or (self.keys.get(custom.name) or "")
         probe = custom.model_copy(update={"api_key": key or None})
         try:
-            models = await discover_models(probe)
+            models = await discover_models(probe, self._discovery_transport(custom))
         except DiscoveryError as error:
             return {
                 "ok": False,
                 "problem": self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error)),
             }
         return {"ok": True, "models": [m.id for m in models]}
+
+    def _discovery_transport(self, custom: CustomProvider) -> ProxyTransport | None:
+        proxy = self._proxy_url()
+        return ProxyTransport(proxy) if proxy and uses_proxy(custom) else None
 
     async def cmd_save_custom_provider(
         self, provider: dict[str, Any], key: str = "", originalName: str | None = None, discover: bool = True
@@ -615,7 +636,9 @@ class WebApp:
         if discover:
             try:
                 probe_key = key or self.keys.get(originalName or custom.name) or None
-                discovered = await discover_models(custom.model_copy(update={"api_key": probe_key}))
+                discovered = await discover_models(
+                    custom.model_copy(update={"api_key": probe_key}), self._discovery_transport(custom)
+                )
                 found = {m.id for m in discovered}
                 models = discovered + [m for m in models if m.id not in found]
             except DiscoveryError as error:

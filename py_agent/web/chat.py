@@ -46,6 +46,7 @@ from ..session import (
     to_json_value,
 )
 from .keys import KeyRing
+from .network import explain_connection_error, provider_transport
 from .storage import SessionStore, StorageError, describe_storage_error
 from .tools_registry import ToolHost, after_tool_call_hooks, build_tools
 
@@ -104,6 +105,8 @@ class ChatSession:
         self._stream_notified = False
         self._tool_status: dict[str, dict[str, Any]] = {}
         self.tool_errors: list[str] = []
+        self.proxy_url: str | None = None
+        """The CORS proxy for providers that use one (a setting; see py_agent.web.network)."""
         self.confirm: Callable[[str, str], Any] | None = None
         """Asks the user a yes/no question in the page (set by the app): ``await confirm(title, message)``."""
         level = clamp_thinking_level(model, thinking_level)
@@ -201,6 +204,10 @@ class ChatSession:
     def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
         if options.idle_timeout_ms is None and self.idle_timeout_ms:
             options = replace(options, idle_timeout_ms=self.idle_timeout_ms)
+        if options.http_transport is None:
+            transport = provider_transport(model.provider, self.proxy_url)
+            if transport is not None:
+                options = replace(options, http_transport=transport)
         return stream_simple(model, context, options)
 
     async def _on_event(self, event: Any) -> None:
@@ -250,6 +257,9 @@ class ChatSession:
     async def _on_message_end(self, message: Any) -> None:
         role = role_of(message)
         if role == "assistant" and isinstance(message, AssistantMessage) and message.error_message:
+            help_text = explain_connection_error(message.provider, message.error_message)
+            if help_text and help_text not in message.error_message:
+                message.error_message = f"{message.error_message} {help_text}"
             message.error_message = self.keys.redact(message.error_message)
         entry = self.session.append_message(message)
         self._unsaved.append(entry)

@@ -18,7 +18,8 @@ from typing import Any
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
-from ..tools._text import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, utf8_len
+from ..tools._text import format_size, keep_tail
+from ..tools.files import ToolError
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceError, WorkspaceFile
 
@@ -105,29 +106,6 @@ def _settings(source: SettingsSource) -> ToolSettings:
     return source() if callable(source) else source
 
 
-class ToolError(Exception):
-    """A failed run; its message becomes the error result's text."""
-
-
-def _tail(text: str) -> str:
-    """The end of a long output (pi's bash keeps the tail), with a notice."""
-    lines = text.split("\n")
-    if len(lines) <= DEFAULT_MAX_LINES and utf8_len(text) <= DEFAULT_MAX_BYTES:
-        return text
-    kept: list[str] = []
-    size = 0
-    for line in reversed(lines[-DEFAULT_MAX_LINES:]):
-        size += utf8_len(line) + 1
-        if size > DEFAULT_MAX_BYTES:
-            break
-        kept.append(line)
-    kept.reverse()
-    return (
-        f"[Output truncated: showing the last {len(kept)} of {len(lines)} lines "
-        f"({format_size(DEFAULT_MAX_BYTES)} limit)]\n" + "\n".join(kept)
-    )
-
-
 class _Progress:
     """Live output through ``on_update``, at most every 200 ms."""
 
@@ -144,7 +122,7 @@ class _Progress:
             self.last = now
             self.on_update(
                 AgentToolResult(
-                    content=[TextContent(text=_tail("".join(self.parts)))],
+                    content=[TextContent(text=keep_tail("".join(self.parts)))],
                     details={**self.details, "status": "running"},
                 )
             )
@@ -330,14 +308,14 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
             frames = [line for line in str(error.get("stack") or "").split("\n")[1:] if line.strip()]
             body = "\n".join([message, *frames])
             text = "\n".join(lines + ([""] if lines else []) + [body.rstrip()] + ([note] if note else []))
-            raise ToolError(_tail(text))
+            raise ToolError(keep_tail(text))
         out = list(lines)
         if result.get("value") is not None:
             out.append(f"=> {result['value']}")
         if note:
             out.append(note)
         text = "\n".join(out) if out else "Code executed successfully (no output)"
-        return AgentToolResult(content=[TextContent(text=_tail(text))], details=details)
+        return AgentToolResult(content=[TextContent(text=keep_tail(text))], details=details)
 
     current = _settings(settings)
     return AgentTool(
@@ -563,13 +541,13 @@ def make_python_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SE
                 pieces.append(str(error.get("traceback") or f"{error.get('type')}: {error.get('message')}").rstrip())
             if note:
                 pieces.append(note)
-            raise ToolError(_tail("\n".join(pieces)))
+            raise ToolError(keep_tail("\n".join(pieces)))
         if result.get("value") is not None:
             pieces.append(f"=> {result['value']}")
         if note:
             pieces.append(note)
         text = "\n".join(pieces) if pieces else "Code executed successfully (no output)"
-        return AgentToolResult(content=[TextContent(text=_tail(text))], details=details)
+        return AgentToolResult(content=[TextContent(text=keep_tail(text))], details=details)
 
     current = _settings(settings)
     return AgentTool(

@@ -10,45 +10,16 @@ page (and the python tool's warm interpreter) boots once per module.
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import json
-import os
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 FAKE_KEY = "sk-FAKE-test-key-7f3a9c21d4e8b6a0c5"
 SESSION_ID = "sandbox-security-tests"
 BOOT_TIMEOUT_MS = 120_000
-MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class StaticServer:
-    """A plain static file server (http.server) for static/ on a free port."""
-
-    def __init__(self, folder: Path) -> None:
-        self.server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder))
-        )
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 class Beacon:
@@ -136,6 +107,7 @@ from py_agent.web.workspace_store import open_workspace
 py_agent._planted_key = KEY
 _ws = await open_workspace(SESSION)
 _controllers = {}
+_updates = []  # the partial results of the runs (on_update)
 
 async def _run_tool(name, code, settings_json, abort_id):
     settings = ToolSettings.from_json(json.loads(settings_json))
@@ -143,7 +115,7 @@ async def _run_tool(name, code, settings_json, abort_id):
     controller = AbortController()
     _controllers[abort_id] = controller
     try:
-        result = await tool.execute("call", {"code": code}, controller.signal, None)
+        result = await tool.execute("call", {"code": code}, controller.signal, _updates.append)
         return json.dumps({"ok": True, "text": result.content[0].text, "details": result.details})
     except Exception as error:
         return json.dumps({"ok": False, "text": str(error)})

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_helpers import BOOT_TIMEOUT_MS, FAKE_KEY, SandboxPage, StaticServer, open_sandbox_page
+from sandbox_helpers import BOOT_TIMEOUT_MS, FAKE_KEY, SandboxPage, open_sandbox_page
+from web_app_helpers import serve_folder
 
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -93,10 +94,10 @@ MOUNT_PREVIEW = """async (session) => {
 
 
 @pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[StaticServer]:
-    server = StaticServer(built_site)
-    yield server
-    server.close()
+def site(built_site: Path) -> Iterator[str]:
+    base, stop = serve_folder(str(built_site))
+    yield base
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -137,12 +138,10 @@ def report_frame_text(sandbox: SandboxPage, timeout: float = 20.0) -> str:
         sandbox.page.wait_for_timeout(100)
 
 
-def test_write_python_javascript_edit_preview_and_reload(
-    browser: Any, site: StaticServer, mock: MockProviderServer
-) -> None:
+def test_write_python_javascript_edit_preview_and_reload(browser: Any, site: str, mock: MockProviderServer) -> None:
     mock.reset()
     mock.script(SCRIPT)
-    sandbox = open_sandbox_page(browser, site.url)
+    sandbox = open_sandbox_page(browser, site)
     try:
         code = (
             RUN_AGENT.replace("SESSION", repr(SESSION))

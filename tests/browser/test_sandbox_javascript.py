@@ -17,16 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, StaticServer, open_sandbox_page
+from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, open_sandbox_page
+from web_app_helpers import serve_folder
 
 FAST = {"javascript_timeout_ms": 3000}
 
 
 @pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[StaticServer]:
-    server = StaticServer(built_site)
-    yield server
-    server.close()
+def site(built_site: Path) -> Iterator[str]:
+    base, stop = serve_folder(str(built_site))
+    yield base
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,8 @@ def beacon() -> Iterator[Beacon]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(browser: Any, site: StaticServer) -> Iterator[SandboxPage]:
-    page = open_sandbox_page(browser, site.url)
+def sandbox(browser: Any, site: str) -> Iterator[SandboxPage]:
+    page = open_sandbox_page(browser, site)
     yield page
     page.page.context.close()
 

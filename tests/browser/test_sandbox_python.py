@@ -9,22 +9,24 @@ The code runs in a Pyodide interpreter of its own, in a worker inside an opaque-
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, StaticServer, ToolRun, open_sandbox_page
+from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, ToolRun, open_sandbox_page
+from web_app_helpers import serve_folder
 
 FAST = {"python_timeout_ms": 20000}
 
 
 @pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[StaticServer]:
-    server = StaticServer(built_site)
-    yield server
-    server.close()
+def site(built_site: Path) -> Iterator[str]:
+    base, stop = serve_folder(str(built_site))
+    yield base
+    stop()
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +37,8 @@ def beacon() -> Iterator[Beacon]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(browser: Any, site: StaticServer) -> Iterator[SandboxPage]:
-    page = open_sandbox_page(browser, site.url)
+def sandbox(browser: Any, site: str) -> Iterator[SandboxPage]:
+    page = open_sandbox_page(browser, site)
     warm = page.run_tool("python", "1 + 1", python_timeout_ms=120000)  # the first run starts the interpreter
     assert warm.ok and warm.text == "=> 2", warm.text
     yield page
@@ -158,15 +160,34 @@ def test_cannot_reach_the_network(sandbox: SandboxPage, beacon: Beacon) -> None:
 def test_network_works_only_when_the_user_allowed_it(sandbox: SandboxPage, beacon: Beacon) -> None:
     """The positive control (a separate interpreter: the network setting is part of the frame)."""
     beacon.reset()
-    code = f"from pyodide.http import pyfetch\nawait (await pyfetch({beacon.url + '/allowed'!r})).string()"
+    code = (
+        "import urllib.request\nfrom pyodide.http import pyfetch\n"
+        f"fetched = await (await pyfetch({beacon.url + '/allowed'!r})).string()\n"
+        f"opened = urllib.request.urlopen({beacon.url + '/urllib-allowed'!r}).read().decode()\n"
+        "(fetched, opened)"
+    )
     run = sandbox.run_tool("python", code, python_network=True, python_timeout_ms=120000)
-    assert run.ok and run.text == "=> 'beacon'", run.text
+    assert run.ok and run.text == "=> ('beacon', 'beacon')", run.text  # urllib through pyodide-http
     assert any("/allowed" in hit for hit in beacon.snapshot())
+    assert any("/urllib-allowed" in hit for hit in beacon.snapshot())
     # Back to the default: a new interpreter without network access.
     beacon.reset()
     again = sandbox.run_tool("python", code, python_timeout_ms=120000)
     assert not again.ok and "network access is off" in again.text, again.text
     assert beacon.snapshot() == []
+
+
+def test_micropip_installs_what_the_site_bundles(sandbox: SandboxPage) -> None:
+    run = sandbox.run_tool(
+        "python",
+        "import micropip\nawait micropip.install('typing-extensions')\nimport typing_extensions\n"
+        "try:\n    await micropip.install('requests')\nexcept ValueError as error:\n    print('not bundled:', error)\n"
+        "micropip.list()['typing-extensions'].version",
+        **FAST,
+    )
+    assert run.ok, run.text
+    assert run.text.startswith("not bundled: Can't fetch metadata for 'requests'"), run.text
+    assert re.search(r"=> '\d+\.\d+\.\d+'$", run.text), run.text
 
 
 def test_files_go_in_and_come_back(sandbox: SandboxPage) -> None:
@@ -222,6 +243,18 @@ def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox:
     assert after.ok and after.text == "=> 45", after.text
     # The new interpreter got the workspace again.
     assert sandbox.run_tool("python", "open('data/out.txt').read()", **FAST).text == "=> '3'"
+
+
+def test_output_streams_while_the_code_runs(sandbox: SandboxPage) -> None:
+    sandbox.py("_updates.clear()")
+    run = sandbox.run_tool(
+        "python", "import time\nfor i in range(4):\n    print('step', i)\n    time.sleep(0.35)\n'end'", **FAST
+    )
+    assert run.ok and run.text == "step 0\nstep 1\nstep 2\nstep 3\n=> 'end'", run.text
+    updates = json.loads(sandbox.py("json.dumps([[u.content[0].text, u.details['status']] for u in _updates])"))
+    assert len(updates) >= 2, updates
+    assert updates[0][0].startswith("step 0") and all(status == "running" for _, status in updates)
+    assert [len(text) for text, _ in updates] == sorted(len(text) for text, _ in updates)
 
 
 def test_abort_stops_a_run(sandbox: SandboxPage) -> None:

@@ -286,3 +286,14 @@ async def test_tools_refuse_to_start_after_abort() -> None:
     assert execute is not None
     with pytest.raises(Exception, match="Operation aborted"):
         await execute("1", {"path": "a.txt"}, controller.signal, None)
+
+
+def test_long_outputs_keep_their_tail() -> None:
+    from py_agent.tools._text import keep_tail
+
+    assert keep_tail("a\nb") == "a\nb"
+    out = keep_tail("\n".join(str(i) for i in range(3000)))
+    assert out.startswith("[Output truncated: showing the last 2000 of 3000 lines (50.0KB limit)]\n1000\n")
+    assert out.endswith("\n2999")
+    wide = keep_tail("\n".join(["x" * 1000] * 100))
+    assert wide.startswith("[Output truncated: showing the last 51 of 100 lines (50.0KB limit)]")

@@ -334,3 +334,73 @@ async def test_model_search_is_subsequence_and_case_insensitive(query: str) -> N
     app, _ = await make_app()
     models = (await call(app, "search_models", query=query))["models"]
     assert any(m["id"].startswith("claude-sonnet-4-5") for m in models[:10])
+
+
+async def test_system_prompt_is_saved_with_the_session_and_used_after_reload() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app, _ = await make_app(backend)
+        await call(app, "save_custom_provider", provider=anthropic_custom(server), discover=False)
+        await call(app, "save_key", provider="Mock Claude", key="sk-secret-1234", remember=True)
+        await call(app, "set_system_prompt", prompt="You answer in haiku.", default=True)
+        await call(app, "new_session")
+        await call(app, "set_model", provider="Mock Claude", id="mock-claude")
+        await call(app, "send", text="hello")
+        await idle(app)
+        sid = app.chat.id
+        await call(app, "set_setting", key="systemPrompt", value="Default again.")
+        app2, _ = await make_app(backend)
+        await call(app2, "open_session", id=sid)
+        assert app2.chat.system_prompt == "You answer in haiku."
+        await call(app2, "send", text="again")
+        await idle(app2)
+        system = server.requests[-1]["body"]["system"]
+        assert "You answer in haiku." in json.dumps(system)
+
+
+async def test_a_rejected_key_reopens_the_key_dialog() -> None:
+    with MockProviderServer() as server:
+        app, rec = await make_app()
+        await call(app, "save_custom_provider", provider=anthropic_custom(server), discover=False)
+        await call(app, "save_key", provider="Mock Claude", key="sk-revoked-5678", remember=True)
+        await call(app, "new_session")
+        await call(app, "set_model", provider="Mock Claude", id="mock-claude")
+        server.script([{"fault": {"type": "http", "status": 401}}])
+        await call(app, "send", text="hello")
+        await idle(app)
+        assert rec.last("key_rejected")["provider"] == "Mock Claude"
+
+
+async def test_custom_provider_requests_can_go_through_a_cors_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from py_agent.web.network import ProxyTransport
+
+    with MockProviderServer() as server:
+        app, _ = await make_app()
+        await call(app, "set_setting", key="proxyUrl", value="http://proxy.invalid:9")
+        provider = {**anthropic_custom(server), "useProxy": True}
+        await call(app, "save_custom_provider", provider=provider, discover=False)
+        listed = (await call(app, "custom_providers"))["providers"][0]
+        assert listed["useProxy"] is True
+        await call(app, "new_session")
+        await call(app, "set_model", provider="Mock Claude", id="mock-claude")
+        seen: list[str] = []
+
+        class Recording(ProxyTransport):
+            async def send(self, request, signal=None):  # type: ignore[no-untyped-def]
+                seen.append(self.target(request.url))
+                return await super().send(request, signal)
+
+        import py_agent.web.chat as chat_module
+
+        real = chat_module.provider_transport
+        monkeypatch.setattr(
+            chat_module, "provider_transport", lambda name, proxy: Recording(proxy) if real(name, proxy) else None
+        )
+        await call(app, "save_key", provider="Mock Claude", key="sk-proxy-0000", remember=True)
+        await call(app, "send", text="hello")
+        await idle(app)
+        target = f"http://proxy.invalid:9/?url={server.url.replace(':', '%3A').replace('/', '%2F')}%2Fv1%2Fmessages"
+        assert seen and set(seen) == {target}  # (connection errors are retried)
+        assert server.requests == []  # nothing went to the server directly
+        error = app.chat.transcript()[-1]["message"]["errorMessage"]
+        assert "Connection error" in error or "proxy.invalid" in error

@@ -48,7 +48,16 @@ registerPanel(PANEL_ID, {
   },
 });
 
-for (const name of TOOL_NAMES) registerToolRenderer(name, (call) => renderToolParts(call));
+// read, ls, grep and find keep the chat's own body (arguments and result text); the others get
+// highlighted code, live output, a diff and file chips.
+const GENERIC_BODY = new Set(["read", "ls", "grep", "find"]);
+for (const name of TOOL_NAMES) {
+  registerToolRenderer(name, (call) => {
+    const parts = renderToolParts(call);
+    if (parts && GENERIC_BODY.has(name)) delete parts.body;
+    return parts;
+  });
+}
 
 document.addEventListener("py-agent:open-file", (event) => {
   const path = event.detail?.path;

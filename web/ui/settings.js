@@ -134,7 +134,7 @@ async function renderKeys(panel, { rerender }) {
 
 // ---- custom providers ----
 
-async function renderProviders(panel, { rerender }) {
+async function renderProviders(panel, { rerender, app }) {
   const { providers } = await py("custom_providers");
   const add = h("button", { type: "button", class: "btn primary", id: "add-provider" }, icon("plus"), "Add a provider");
   add.addEventListener("click", () => panel.replaceChildren(providerForm(null, rerender)));
@@ -172,22 +172,43 @@ async function renderProviders(panel, { rerender }) {
       h("div", { class: "row-actions" }, edit, refresh, del, status),
     );
   });
+  const proxy = h("input", { class: "input mono", id: "proxy-url", type: "url", placeholder: "https://my-proxy.example", autocomplete: "off", spellcheck: "false" });
+  proxy.value = app.init.settings.proxyUrl ?? "";
+  const saveProxy = h("button", { type: "button", class: "btn small", text: "Save proxy" });
+  const proxyNote = h("span", { class: "muted small", role: "status" });
+  saveProxy.addEventListener("click", async () => {
+    try {
+      const r = await py("set_setting", { key: "proxyUrl", value: proxy.value.trim() });
+      app.init.settings = r.settings;
+      proxyNote.textContent = proxy.value.trim() ? "Saved." : "No proxy.";
+    } catch (error) {
+      proxyNote.textContent = error.message;
+    }
+  });
   panel.replaceChildren(
     h("p", { class: "muted", text: "Connect any OpenAI-compatible server: Ollama, LM Studio, llama.cpp, vLLM on this computer, or a hosted API. The page talks to it directly, so the server must allow requests from this page (CORS); the error message tells how when it does not." }),
     providers.length ? h("ul", { class: "provider-list" }, ...cards) : h("p", { class: "empty-list", text: "No custom provider yet." }),
     h("div", { class: "section-foot" }, add),
+    h(
+      "details",
+      { class: "proxy-box" },
+      h("summary", { text: "CORS proxy (for servers that cannot allow this page)" }),
+      h("p", { class: "muted small", text: "Requests of the providers marked “through the proxy” go to <proxy>/?url=<request URL>. The proxy sees those requests, including the provider's key: use only a proxy you run or trust." }),
+      h("label", { class: "field" }, h("span", { text: "Proxy URL" }), proxy),
+      h("div", { class: "row-actions" }, saveProxy, proxyNote),
+    ),
   );
 }
 
 function toArgs(p) {
   const kind = p.api === "anthropic-messages" ? "anthropic-compatible" : p.api === "openai-responses" ? "openai-responses" : p.kind;
-  return argsFor(kind, { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [] });
+  return argsFor(kind, { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [], useProxy: Boolean(p.useProxy) });
 }
 
-function argsFor(kindValue, { name, baseUrl, models }) {
+function argsFor(kindValue, { name, baseUrl, models, useProxy = false }) {
   const kind = KINDS.find((k) => k.value === kindValue) ?? KINDS[4];
   const local = ["ollama", "lmstudio", "llama.cpp", "vllm"].includes(kind.value);
-  return { name, baseUrl, kind: local ? kind.value : "openai-compatible", api: kind.api, models };
+  return { name, baseUrl, kind: local ? kind.value : "openai-compatible", api: kind.api, models, useProxy };
 }
 
 function providerForm(existing, done) {
@@ -203,6 +224,8 @@ function providerForm(existing, done) {
   const key = h("input", { class: "input mono", id: "provider-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional" });
   const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)" });
   models.value = (currentKind?.models ?? []).join(", ");
+  const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
+  viaProxy.checked = Boolean(existing?.useProxy);
   kind.addEventListener("change", () => {
     if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
     if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
@@ -216,6 +239,7 @@ function providerForm(existing, done) {
       name: name.value.trim(),
       baseUrl: url.value.trim(),
       models: models.value.split(",").map((s) => s.trim()).filter(Boolean),
+      useProxy: viaProxy.checked,
     });
   test.addEventListener("click", async () => {
     test.disabled = true;
@@ -248,6 +272,7 @@ function providerForm(existing, done) {
     h("label", { class: "field" }, h("span", { text: "Base URL" }), url),
     h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
     h("label", { class: "field" }, h("span", { text: "Models" }), models),
+    h("label", { class: "check" }, viaProxy, h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" })),
     out,
     h("div", { class: "dialog-actions" }, test, h("span", { class: "spacer" }), cancel, save),
   );
