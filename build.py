@@ -573,8 +573,24 @@ def build_site_into(site: Path, digest: str) -> None:
         "sandbox_wheels": sandbox_wheels,
         "vendor": vendored,
         "inputs_sha256": digest,
+        "files": site_files(site),
     }
     write_json(site / "manifest.json", manifest)
+
+
+# Not listed in the manifest's "files": the manifest itself, and the service worker's script
+# (the browser fetches and updates it on its own).
+UNLISTED_FILES = ("manifest.json", "sw.js")
+
+
+def site_files(site: Path) -> list[dict[str, Any]]:
+    """Every file of the site, for the service worker (web/sw.js) to cache for offline use:
+    path relative to the site, size and sha256. The manifest's own sha256 names the cache."""
+    return [
+        {"path": path.relative_to(site).as_posix(), "size": path.stat().st_size, "sha256": sha256_file(path)}
+        for path in sorted(site.rglob("*"))
+        if path.is_file() and path.relative_to(site).as_posix() not in UNLISTED_FILES
+    ]
 
 
 SANDBOX_LOCK = "sandbox-lock.json"

@@ -18,6 +18,7 @@ import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
 import { panel as getPanel } from "./ui/extensions.js";
 import "./plugins.js";
+import "./ui/reliability.js"; // issue 9: retry notices, keys and sessions kept in step across tabs
 
 const app = {
   init: null,
@@ -41,7 +42,8 @@ async function main() {
       onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
     });
   } catch (error) {
-    fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
+    if (error.name === "VersionError") fail(error.message.replace(/^VersionError: /, "The app cannot open its storage: "));
+    else fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
     return;
   }
   const params = new URLSearchParams(location.search);
@@ -238,7 +240,10 @@ async function route() {
   if (match) {
     const id = decodeURIComponent(match[1]);
     if (id === app.currentId) return;
-    const result = await py("open_session", { id });
+    // The lock first: a tab without it opens the session read-only and recovers nothing (the
+    // tab holding it may still be streaming the reply a recovery would duplicate).
+    const got = await lockSession(id, { onLost: () => lostLock(id) });
+    const result = await py("open_session", { id, readOnly: !got });
     if (result.found === false) {
       toast("That session does not exist here (it may have been deleted).", "warn");
       history.replaceState(null, "", "#/");
@@ -246,7 +251,7 @@ async function route() {
       releaseSession();
       return;
     }
-    await acquireLock(id);
+    await py("lock_state", { sessionId: id, held: got });
   } else {
     if (app.state && !app.state.persisted && app.currentId) return;
     await py("new_session");
@@ -255,8 +260,12 @@ async function route() {
   closeSidebar();
 }
 
+function lostLock(id) {
+  return py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." });
+}
+
 async function acquireLock(id) {
-  const got = await lockSession(id, { onLost: () => py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }) });
+  const got = await lockSession(id, { onLost: () => lostLock(id) });
   await py("lock_state", { sessionId: id, held: got });
 }
 
@@ -267,14 +276,15 @@ async function takeOver(id) {
   });
   await py("lock_state", { sessionId: id, held: got });
   if (got) {
-    // Reload it: the other tab may have added messages.
+    // Reload it from storage: the other tab may have added messages.
     app.currentId = null;
-    await py("open_session", { id });
+    await py("open_session", { id, reload: true });
     await py("lock_state", { sessionId: id, held: true });
   }
 }
 
 async function onPersisted(p) {
+  app.init.firstRun = false;
   if (p.sessionId !== app.currentId) return;
   history.replaceState(null, "", `#/s/${encodeURIComponent(p.sessionId)}`);
   acquireLock(p.sessionId);
@@ -565,7 +575,7 @@ function buildWelcome() {
       { class: "welcome-lede", id: "welcome-lede" },
       "py-agent runs entirely in your browser: Python (pi's agent core) on WebAssembly. Bring your own API key — it stays in this browser and goes only to the provider you pick. Conversations are saved here, and export to pi's CLI.",
     ),
-    h("h3", { class: "welcome-sub", text: "Pick a provider to start" }),
+    h("h3", { class: "welcome-sub", id: "welcome-sub", text: "Pick a provider to start" }),
     h("ul", { class: "provider-cards", id: "provider-cards", "aria-label": "Providers" }),
     h("p", { class: "muted small", id: "welcome-note", text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message." }),
     h("div", { class: "suggestions", id: "suggestions", role: "group", "aria-label": "Suggestions" }),
@@ -615,8 +625,10 @@ function updateWelcome(refreshCards = false) {
   if (!showWelcome) return;
   const firstRun = app.init.firstRun;
   welcome.classList.toggle("compact", !firstRun);
-  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "New chat";
+  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "What shall we do?";
   $("#welcome-lede").hidden = !firstRun;
+  $("#welcome-note").hidden = !firstRun;
+  $("#welcome-sub").textContent = firstRun ? "Pick a provider to start" : "Provider";
   const model = app.state?.model;
   const suggestions = $("#suggestions");
   if (model?.demo) {

@@ -71,7 +71,16 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
       error.name = "BlockedError";
       reject(error);
     };
-    req.onerror = () => reject(storageError(req.error, "IndexedDB could not be opened"));
+    req.onerror = () => {
+      if (req.error?.name === "VersionError") {
+        // Data of a newer app version: never touch it; the newer page (a reload) can read it.
+        const error = new Error(`VersionError: this browser holds py-agent data in a newer format than this page knows (version ${version}): reload the page to get the current app. Nothing was changed.`);
+        error.name = "VersionError";
+        reject(error);
+        return;
+      }
+      reject(storageError(req.error, "IndexedDB could not be opened"));
+    };
     req.onsuccess = () => {
       const db = req.result;
       db.onversionchange = () => {
@@ -97,10 +106,21 @@ export class Storage {
     const record = JSON.parse(recordJson);
     const tx = this.db.transaction(["entries", "sessions", "drafts"], "readwrite", { durability: "strict" });
     const finished = done(tx);
-    const entries = tx.objectStore("entries");
-    lines.forEach((line, i) => entries.add({ sessionId, seq: firstSeq + i, line }));
-    tx.objectStore("sessions").put(record);
-    if (clearDraft) tx.objectStore("drafts").delete(sessionId);
+    try {
+      const entries = tx.objectStore("entries");
+      lines.forEach((line, i) => entries.add({ sessionId, seq: firstSeq + i, line }));
+      tx.objectStore("sessions").put(record);
+      if (clearDraft) tx.objectStore("drafts").delete(sessionId);
+    } catch (error) {
+      // All or nothing: a request that throws at once must not leave the others to commit.
+      finished.catch(() => {});
+      try {
+        tx.abort();
+      } catch {
+        // already finished
+      }
+      throw storageError(error);
+    }
     await finished;
   }
 

@@ -4,9 +4,35 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+MAX_JSON_DEPTH = 512
+"""Deepest JSON nesting parsed from the network (streamed tool arguments, SSE data, error bodies).
+In Pyodide a few thousand levels exhaust the WebAssembly stack inside ``json.loads`` and kill the
+page's interpreter (a fatal error, not a catchable ``RecursionError``), so deeper text is refused
+before it is parsed. pi's own session files use the same limit (``py_agent.session._json``)."""
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')
+_JSON_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when (possibly incomplete) JSON ``text`` nests deeper than ``limit`` (strings skipped).
+    Linear time; free for ordinary text (fewer brackets than ``limit``)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _JSON_BRACKETS.finditer(_JSON_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif depth:
+            depth -= 1
+    return False
 
 
 async def maybe_await(value: Any) -> Any:

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from . import models as _models
+from ._util import json_too_deep
 from .abort import AbortSignal
 from .transport import HttpRequest, HttpTransport, TransportError, get_default_transport
 from .types import Model, ModelCost, PiModel
@@ -435,6 +436,8 @@ def _snippet(text: str) -> str:
 def _error_detail(text: str) -> str:
     """The message of an error body (``{"error": "…"}``, ``{"error": {"message": …}}``, ``{"message": …}``)."""
     try:
+        if json_too_deep(text):
+            raise ValueError("nested too deeply")
         data = json.loads(text)
     except ValueError:
         return _snippet(text)
@@ -555,6 +558,8 @@ class _Discovery:
                 hint = f" {self.check_url_hint()}"
             raise self.fail(f"{url} answered HTTP {status}: {detail.rstrip('.')}.{hint}", url, status=status)
         try:
+            if json_too_deep(text):
+                raise ValueError("nested too deeply")
             return json.loads(text)
         except ValueError:
             raise self.fail(

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from ._util import json_too_deep
+
 __all__ = ["parse_partial_json", "parse_streaming_json", "repair_json"]
 
 
@@ -249,6 +251,8 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
     """Parse possibly incomplete JSON tool arguments; always a dict, never raises."""
     if not text or not text.strip():
         return {}
+    if json_too_deep(text):
+        return {}  # hostile nesting: parsing it could exhaust Pyodide's stack (see MAX_JSON_DEPTH)
     try:
         try:
             value = _json_parse(text)

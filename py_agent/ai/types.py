@@ -342,8 +342,27 @@ class ProviderResponse:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(kw_only=True)
+class RetryInfo:
+    """A provider request failed and is about to be sent again (py-agent's addition to pi-ai's
+    options, so an app can show that it is waiting: see ``SimpleStreamOptions.on_retry``)."""
+
+    attempt: int
+    """The retry about to be made: 1 for the first."""
+    max_retries: int
+    delay_ms: int
+    """How long it waits before sending again."""
+    status: int | None
+    """The HTTP status that failed, or ``None`` for a connection error or timeout."""
+    server_delay: bool
+    """True when the delay is the one the server asked for (``Retry-After`` or a body hint)."""
+    error: str
+    """The failure, as the stream's error message would have said it."""
+
+
 OnPayload: TypeAlias = Callable[[Any, Model], Any | Awaitable[Any]]
 OnResponse: TypeAlias = Callable[[ProviderResponse, Model], Awaitable[None] | None]
+OnRetry: TypeAlias = Callable[[RetryInfo, Model], Awaitable[None] | None]
 
 
 @dataclass(kw_only=True)
@@ -369,6 +388,8 @@ class SimpleStreamOptions:
     thinking_budgets: ThinkingBudgets | dict[str, int] | None = None
     http_transport: Any = None
     """An ``HttpTransport`` (see ``py_agent.ai.transport``); the environment's default when ``None``."""
+    on_retry: OnRetry | None = None
+    """py-agent only: called before each automatic retry of a failed request (its errors are ignored)."""
 
 
 StreamOptions = SimpleStreamOptions

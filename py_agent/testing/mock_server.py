@@ -17,7 +17,9 @@ Replies are scripted in a neutral form and replayed in order, one per API reques
      "chunk_size": 4, "delay_ms": 0,           # text is cut into many small deltas
      "fault": {...}}                           # optional, see below
 
-Shorthands: ``"text"``, ``"thinking"`` and ``"tool_calls"`` keys instead of ``content``.
+Shorthands: ``"text"``, ``"thinking"`` and ``"tool_calls"`` keys instead of ``content``. A tool call
+with ``"raw_arguments": "<text>"`` streams that text as its arguments, as is (e.g. invalid JSON;
+not for Gemini, whose arguments are an object).
 Faults: ``{"type": "http", "status": 401|403|429|500|503|..., "retry_after": "1", "body": ...}``
 (provider-style error bodies by default), ``{"type": "drop", "after": n}`` (connection cut after
 n events), ``{"type": "stall", "after": n}`` (no more bytes until the client goes),
@@ -86,6 +88,11 @@ def _dumps(value: Any) -> str:
 def _pieces(text: str, size: int) -> list[str]:
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _arguments_text(block: Mapping[str, Any]) -> str:
+    raw = block.get("raw_arguments")
+    return raw if isinstance(raw, str) else _dumps(block["arguments"])
 
 
 def normalize_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
@@ -162,7 +169,7 @@ def encode_chat(reply: dict[str, Any], model: str) -> list[str]:
                     }
                 )
             )
-            for piece in _pieces(_dumps(block["arguments"]), size):
+            for piece in _pieces(_arguments_text(block), size):
                 events.append(chunk({"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]}))
             call_index += 1
     finish = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}.get(
@@ -287,7 +294,7 @@ def encode_responses(reply: dict[str, Any], model: str) -> list[str]:
                 "status": "in_progress",
             }
             emit({"type": "response.output_item.added", "output_index": index, "item": item})
-            arguments = _dumps(block["arguments"])
+            arguments = _arguments_text(block)
             for piece in _pieces(arguments, size):
                 emit(
                     {
@@ -396,7 +403,7 @@ def encode_anthropic(reply: dict[str, Any], model: str) -> list[str]:
             )
             events.extend(
                 delta({"type": "input_json_delta", "partial_json": p})
-                for p in _pieces(_dumps(block["arguments"]), size)
+                for p in _pieces(_arguments_text(block), size)
             )
         events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     stop = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}.get(

@@ -48,6 +48,7 @@ from .keys import KeyRing, TabKeyStore
 from .network import ProxyTransport, uses_proxy
 from .plugins import attach_storage as attach_plugin_storage
 from .plugins import load_plugins
+from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
 from .tools_registry import panel_handler
 
@@ -58,6 +59,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "Answer clearly and concisely; use Markdown, with fenced code blocks for code."
 )
 KEY_TEST_PROMPT = "Reply with: ok"
+READ_ONLY_REASON = "This session is open in another tab. To avoid conflicting changes it is read-only here."
 
 EmitJson = Callable[[str, str], None]
 
@@ -82,6 +84,7 @@ class WebApp:
         self._plugins = plugins
         self.startup_notices: list[str] = []
         self._questions: dict[str, asyncio.Future[bool]] = {}
+        self._warned_skipped = 0
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -89,7 +92,7 @@ class WebApp:
         if kind == "session_state" and self.chat is not None and payload.get("sessionId") == self.chat.id:
             payload = {**payload, "model": self._summary(self.chat.model)}
         elif (
-            kind not in ("sessions_changed", "notice", "catalog_changed", "confirm")
+            kind not in ("sessions_changed", "notice", "catalog_changed", "confirm", "keys_changed")
             and self.chat is not None
             and payload.get("sessionId") not in (None, self.chat.id)
         ):
@@ -188,7 +191,7 @@ class WebApp:
         return {
             k: v
             for k, v in self.settings.items()
-            if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked")
+            if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked", "idleTimeoutMs")
         }
 
     def _provider_cards(self) -> list[dict[str, Any]]:
@@ -229,9 +232,13 @@ class WebApp:
         bad_url = not isinstance(value, str) or not value.strip().lower().startswith(("http://", "https://"))
         if key == "proxyUrl" and value and bad_url:
             raise ValueError("The proxy URL must start with http:// or https://")
+        if key == "idleTimeoutMs":
+            value = idle_timeout_setting(value)
         await self._set_setting(key, value)
         if key == "proxyUrl" and self.chat is not None:
             self.chat.proxy_url = self._proxy_url()
+        if key == "idleTimeoutMs" and self.chat is not None:
+            self.chat.idle_timeout_ms = value  # from the next request on
         return {"settings": self._public_settings()}
 
     # ---- sessions -------------------------------------------------------------------------------
@@ -302,8 +309,14 @@ class WebApp:
         )
         return await self._show(chat)
 
-    async def cmd_open_session(self, id: str) -> dict[str, Any]:
-        if self.chat is not None and self.chat.id == id:
+    async def cmd_open_session(self, id: str, readOnly: bool = False, reload: bool = False) -> dict[str, Any]:
+        """Open a stored session. ``readOnly``: another tab holds its lock, so nothing may be
+        written, not even the recovery of an interrupted reply (that tab may still be streaming
+        it). ``reload``: read it again from storage even if it is the open one (another tab may
+        have added to it)."""
+        if self.chat is not None and self.chat.id == id and not reload:
+            if readOnly and not self.chat.read_only:
+                self.chat.set_read_only(READ_ONLY_REASON)
             return await self._show(self.chat)
         stored = await self.store.load(id)
         if stored is None:
@@ -326,6 +339,8 @@ class WebApp:
             context.system_prompt if context.system_prompt is not None else self._system_prompt(),
             len(session),
         )
+        if readOnly:
+            chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
         await chat.recover_draft(stored.draft)
         result = await self._show(chat)
         for warning in warnings:
@@ -334,7 +349,16 @@ class WebApp:
 
     async def cmd_list_sessions(self, query: str = "") -> dict[str, Any]:
         metas = await self.store.list(query)
-        return {"sessions": [m.to_json() for m in metas]}
+        skipped = self.store.skipped
+        if skipped and skipped != self._warned_skipped:
+            self._warned_skipped = skipped
+            self.notice(
+                f"{skipped} stored session{' is' if skipped == 1 else 's are'} damaged and cannot be listed; "
+                "the other sessions are fine.",
+                "warn",
+                "unreadable-sessions",
+            )
+        return {"sessions": [m.to_json() for m in metas], "skipped": skipped}
 
     async def _load_other(self, session_id: str) -> Session:
         stored = await self.store.load(session_id)
@@ -498,9 +522,7 @@ class WebApp:
             if held:
                 self.chat.set_writable()
             else:
-                self.chat.set_read_only(
-                    reason or "This session is open in another tab. To avoid conflicting changes it is read-only here."
-                )
+                self.chat.set_read_only(reason or READ_ONLY_REASON)
         return {}
 
     # ---- keys -------------------------------------------------------------------------------------
@@ -547,6 +569,7 @@ class WebApp:
                 return {"ok": False, "problem": problem}
         await self.keys.set(provider, key, remember)
         self._after_keys_changed()
+        self._keys_changed("set" if remember else "set_tab", provider)
         return {"ok": True, "place": self.keys.place(provider), "tested": test}
 
     async def cmd_test_key(self, provider: str) -> dict[str, Any]:
@@ -559,10 +582,28 @@ class WebApp:
     async def cmd_delete_key(self, provider: str) -> dict[str, Any]:
         await self.keys.delete(provider)
         self._after_keys_changed()
+        self._keys_changed("delete", provider)
         return {}
 
     async def cmd_forget_all_keys(self) -> dict[str, Any]:
         await self.keys.forget_all()
+        self._after_keys_changed()
+        self._keys_changed("forget_all")
+        return {}
+
+    def _keys_changed(self, action: str, provider: str | None = None) -> None:
+        # The page tells the app's other tabs (web/ui/tab-sync.js): their key rings must follow.
+        self.emit("keys_changed", {"action": action, **({"provider": provider} if provider else {})})
+
+    async def cmd_sync_keys(self, action: str, provider: str | None = None) -> dict[str, Any]:
+        """Another tab changed the keys: forget what it forgot (this tab's own tab-only keys
+        included), re-read the device keys otherwise. Never returns a key."""
+        if action == "forget_all":
+            await self.keys.forget_all()
+        elif action == "delete" and provider:
+            await self.keys.delete(provider)
+        elif action in ("set", "set_tab"):  # a tab-only key replaces a device key: re-read
+            await self.keys.load()
         self._after_keys_changed()
         return {}
 
@@ -666,6 +707,7 @@ class WebApp:
         unregister_custom_provider(name)
         await self.keys.delete(name)
         self.emit("catalog_changed", {})
+        self._keys_changed("delete", name)
         return {}
 
     def cmd_cors_help(self, provider: str) -> dict[str, Any]:

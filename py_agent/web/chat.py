@@ -45,8 +45,10 @@ from ..session import (
     now_iso,
     to_json_value,
 )
+from .catalog import provider_info
 from .keys import KeyRing
 from .network import explain_connection_error, provider_transport
+from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
 from .tools_registry import ToolHost, after_tool_call_hooks, build_tools
 
@@ -208,7 +210,12 @@ class ChatSession:
             transport = provider_transport(model.provider, self.proxy_url)
             if transport is not None:
                 options = replace(options, http_transport=transport)
+        options = with_retry_policy(options, self._on_retry)  # capped retries, shown as they happen
         return stream_simple(model, context, options)
+
+    def _on_retry(self, info: Any, model: Model) -> None:
+        text = self.keys.redact(retry_notice(info, provider_info(model.provider).label))
+        self._emit("retry", {"sessionId": self.id, "text": text, "attempt": info.attempt, "status": info.status})
 
     async def _on_event(self, event: Any) -> None:
         kind = event.type

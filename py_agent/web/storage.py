@@ -151,6 +151,8 @@ class SessionStore:
 
     def __init__(self, backend: StorageBackend) -> None:
         self.backend = backend
+        self.skipped = 0
+        """How many session records the last :meth:`list` had to leave out (unreadable)."""
 
     async def append(self, session: Session, first_seq: int, entries: Sequence[Entry], *, clear_draft: bool) -> None:
         """Persist ``entries`` (the session's entries ``first_seq``...) and its metadata, in one
@@ -194,18 +196,22 @@ class SessionStore:
         (every word must occur, case-insensitive)."""
         words = [word for word in query.lower().split() if word]
         result: list[SessionMetadata] = []
+        skipped = 0
         for raw in await self.backend.list_session_records():
             if not isinstance(raw, dict) or raw.get("corrupt"):
+                skipped += 1
                 continue
             try:
                 meta = SessionMetadata.from_json(raw)
             except Exception:
+                skipped += 1
                 continue  # an unreadable record is skipped; the rest of the list still loads
             if words:
                 haystack = f"{meta.title}\n{meta.name or ''}\n{meta.preview}".lower()
                 if not all(word in haystack for word in words):
                     continue
             result.append(meta)
+        self.skipped = skipped
         return result
 
     async def delete(self, session_id: str) -> None:

@@ -10,7 +10,8 @@ events into assembler calls. :func:`start_stream` does the rest, identically for
 * one retry policy (spec §2.4): connection errors and HTTP 408/409/429/5xx before any body byte,
   ``x-should-retry`` honoured, ``insufficient_quota`` never retried, delays from ``retry-after-ms``,
   ``retry-after``, body hints, else jittered exponential backoff; a server delay above
-  ``max_retry_delay_ms`` fails at once; the backoff sleep is abortable;
+  ``max_retry_delay_ms`` fails at once; the backoff sleep is abortable; each retry is announced to
+  ``on_retry`` first (a py-agent addition, so an app can show the wait);
 * ``on_response(ProviderResponse(status, headers), model)`` once per successful response,
   before ``start``;
 * abort: the body stream is cancelled (the connection closes), partial content is kept, the
@@ -35,7 +36,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, cast
 
-from .._util import error_text, json_stringify, maybe_await
+from .._util import MAX_JSON_DEPTH, error_text, json_stringify, json_too_deep, maybe_await
 from ..abort import AbortError, AbortSignal
 from ..event_stream import AssistantMessageEventStream
 from ..events import (
@@ -61,6 +62,7 @@ from ..types import (
     Context,
     Model,
     ProviderResponse,
+    RetryInfo,
     SimpleStreamOptions,
     TextContent,
     ThinkingContent,
@@ -209,6 +211,8 @@ def parse_json_data(data: str) -> Any:
     """The JSON of an SSE ``data`` field; ``None`` for blank data (D13)."""
     if not data or data.isspace():
         return None
+    if json_too_deep(data):
+        raise ProviderError(f"Invalid JSON in SSE data: nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return json.loads(data, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
@@ -238,7 +242,7 @@ def truncate_body(text: str) -> str:
 
 
 def try_json(text: str) -> Any:
-    if not text.strip():
+    if not text.strip() or json_too_deep(text):
         return None
     try:
         return json.loads(text, parse_constant=_reject_constant)
@@ -751,6 +755,24 @@ async def _send_once(
         raise TransportError("Request timed out.") from None
 
 
+async def _report_retry(
+    call: StreamCall, attempt: int, max_retries: int, delay: float, status: int | None, server_delay: bool, error: str
+) -> None:
+    hook = call.options.on_retry
+    if hook is None:
+        return
+    info = RetryInfo(
+        attempt=attempt,
+        max_retries=max_retries,
+        delay_ms=round(delay * 1000),
+        status=status,
+        server_delay=server_delay,
+        error=error,
+    )
+    with contextlib.suppress(Exception):
+        await maybe_await(hook(info, call.model))
+
+
 async def send_with_retries(call: StreamCall, request: HttpRequest) -> HttpResponse:
     options = call.options
     transport = _transport(options)
@@ -773,7 +795,10 @@ async def send_with_retries(call: StreamCall, request: HttpRequest) -> HttpRespo
             if signal is not None and signal.aborted:
                 raise AbortError() from None
             if retries < max_retries:
-                await abortable_sleep(backoff_delay(retries), signal)
+                delay = backoff_delay(retries)
+                reason = _connection_error(error, call.model)
+                await _report_retry(call, retries + 1, max_retries, delay, None, False, reason)
+                await abortable_sleep(delay, signal)
                 retries += 1
                 continue
             raise ProviderError(_connection_error(error, call.model)) from None
@@ -800,6 +825,7 @@ async def send_with_retries(call: StreamCall, request: HttpRequest) -> HttpRespo
                     f"(max: {math.ceil(max_delay_ms / 1000)}s). {summary_error_message(text)}"
                 )
             delay = requested if requested is not None else backoff_delay(retries)
+            await _report_retry(call, retries + 1, max_retries, delay, status, requested is not None, message)
             await abortable_sleep(delay, signal)
             retries += 1
             continue

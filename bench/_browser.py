@@ -1,0 +1,112 @@
+"""Shared by the bench scripts that use headless Chromium: static servers, Chromium, npm deps.
+
+- ``serve(folder)``: a plain static server (http.server, as any static host) on 127.0.0.1.
+- ``site_copy(dest)``: a copy of static/ (rebuilt first when its inputs changed), so that a
+  rebuild by someone else meanwhile cannot mix two builds under a running benchmark.
+- ``launch(playwright)``: Chromium with the flags every browser test and benchmark uses.
+- ``bench_node_modules()``: bench/node_modules, installed with ``npm ci`` from bench/package-lock.json
+  when missing or stale (esbuild and pi's reference packages, for the benchmarks only).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import build  # noqa: E402
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# Only for pages that measure memory: exact JS heap figures and a callable gc().
+MEMORY_ARGS = ["--enable-precise-memory-info", "--js-flags=--expose-gc"]
+
+
+def chromium_path() -> str:
+    return os.environ.get("PY_AGENT_CHROMIUM", build.CHROMIUM_DEFAULT)
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return build.MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a page closed mid-download is not a benchmark failure
+
+
+def serve(folder: Path) -> tuple[Server, str]:
+    """(server, base URL ending in "/"); stop it with server.shutdown(); server.server_close()."""
+    server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def site_copy(dest: Path) -> Path:
+    if build.site_is_stale():
+        build.build_site(quiet=True)
+    return build.snapshot_site(dest)
+
+
+def launch(playwright: Any, extra_args: list[str] | None = None) -> Any:
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=CHROMIUM_ARGS + (extra_args or []), headless=True
+    )
+
+
+def load_average() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def bench_node_modules() -> Path:
+    """bench/node_modules, (re)installed by ``npm ci`` when missing or when package-lock.json changed."""
+    modules = HERE / "node_modules"
+    stamp = modules / ".py-agent-lock-sha256"
+    wanted = hashlib.sha256((HERE / "package-lock.json").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == wanted:
+        return modules
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("npm is needed for the benchmarks' JavaScript tools (bench/package.json): install Node.js")
+    print("[bench] npm ci in bench/ (esbuild, pi-agent-core and pi-ai 0.79.10; benchmarks only)", flush=True)
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True)
+    stamp.write_text(wanted + "\n")
+    return modules
+
+
+def esbuild(entry: Path, out: Path) -> Path:
+    """Bundle entry (and what it imports from bench/node_modules) into one ES module."""
+    modules = bench_node_modules()
+    binary = modules / ".bin" / "esbuild"
+    subprocess.run(
+        [str(binary), str(entry), "--bundle", "--format=esm", "--platform=browser", "--log-level=warning",
+         f"--outfile={out}"],
+        cwd=HERE,
+        check=True,
+    )
+    return out
