@@ -50,7 +50,7 @@ async function main() {
   const options = {};
   if (params.has("demo-tps")) options.demoTokensPerSecond = Number(params.get("demo-tps"));
   const entry = boot.pyodide.pyimport("py_agent.web.main");
-  const dispatch = await entry.start(receive, db, JSON.stringify(options));
+  const dispatch = await entry.start(receive, db, tabKeyStore(), JSON.stringify(options));
   entry.destroy?.();
   connect(dispatch);
   app.init = await py("init");
@@ -62,6 +62,18 @@ async function main() {
   $("#app").hidden = false;
   document.documentElement.dataset.app = "ready";
   ui.composer.focus();
+}
+
+// Keys kept "for this tab only": sessionStorage, under one prefix (gone when the tab closes).
+function tabKeyStore() {
+  const PREFIX = "py-agent.key.";
+  const names = () => Object.keys(sessionStorage).filter((k) => k.startsWith(PREFIX));
+  return {
+    entries: () => JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
+    set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
+    remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
+    clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
+  };
 }
 
 function fail(message) {

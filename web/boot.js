@@ -10,6 +10,10 @@
 // Wheels are installed in one pyodide.loadPackage() call resolved through the site's own
 // pyodide-lock.json (written by build.py): Pyodide fetches each wheel with the lock's sha256 as
 // Subresource Integrity, so the browser rejects a file whose hash differs.
+// Faster later visits and offline use (memory snapshot, wheels fetched while Python starts,
+// the service worker): see fastboot.js.
+
+import { afterStart, deleteSnapshot, enableOffline, prefetchWheels, readSnapshot, snapshotOptions, versionOf } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
 const STEPS = ["download", "compile", "install", "import"];
@@ -39,6 +43,7 @@ let failed = false;
 const stepProgress = Object.fromEntries(STEPS.map((s) => [s, 0]));
 const stepStarted = {};
 const timings = {}; // step -> milliseconds, exposed as window.pyAgent.timings
+let siteVersion = null; // SHA-256 of manifest.json (fastboot.js, sw.js)
 
 function siteUrl(path) {
   return new URL(path, SITE).href;
@@ -125,7 +130,10 @@ async function loadManifest() {
     throw new BootError(`manifest.json: HTTP ${response.status}`, { hint: incompleteSiteHint() });
   }
   try {
-    return await response.json();
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const manifest = JSON.parse(new TextDecoder().decode(bytes));
+    siteVersion = await versionOf(bytes);
+    return manifest;
   } catch (cause) {
     throw new BootError("manifest.json is not valid JSON", { cause, hint: incompleteSiteHint() });
   }
@@ -135,7 +143,9 @@ async function headProblem({ file, size }) {
   // Returns what is wrong with one file of the site, judged by a HEAD request, or null.
   let r;
   try {
-    r = await fetch(siteUrl(file), { method: "HEAD", cache: "no-cache" });
+    // "?check": not the URL that index.html preloads (a HEAD request would not use the preload,
+    // and the browser would warn about it).
+    r = await fetch(`${siteUrl(file)}?check`, { method: "HEAD", cache: "no-cache" });
   } catch (cause) {
     return `${file} (${cause.message})`;
   }
@@ -183,7 +193,7 @@ function catchWasmFailure() {
   return { failure, restore: () => Object.assign(WebAssembly, original) };
 }
 
-async function startPython(manifest) {
+async function startPython(manifest, snapshotPromise) {
   const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
   let arrived = 0;
   let compileStarted = false;
@@ -214,18 +224,27 @@ async function startPython(manifest) {
   const stderr = [];
   const wasm = catchWasmFailure();
   let pyodide;
+  let snapshot = await snapshotPromise;
+  const options = {
+    indexURL,
+    lockFileURL: siteUrl(manifest.lock_file),
+    packageBaseUrl: indexURL,
+    stdout: (line) => console.log(line),
+    stderr: (line) => {
+      stderr.push(line);
+      console.warn(line);
+    },
+  };
   try {
-    const started = loadPyodide({
-      indexURL,
-      lockFileURL: siteUrl(manifest.lock_file),
-      packageBaseUrl: indexURL,
-      stdout: (line) => console.log(line),
-      stderr: (line) => {
-        stderr.push(line);
-        console.warn(line);
-      },
-    });
-    pyodide = await Promise.race([started, wasm.failure]);
+    try {
+      pyodide = await Promise.race([loadPyodide({ ...options, ...snapshotOptions(siteVersion, snapshot) }), wasm.failure]);
+    } catch (cause) {
+      if (!snapshot || cause instanceof BootError) throw cause;
+      console.warn("py-agent: the memory snapshot did not load; starting Python without it:", cause);
+      deleteSnapshot(siteVersion, siteUrl);
+      snapshot = null;
+      pyodide = await Promise.race([loadPyodide(options), wasm.failure]);
+    }
   } catch (cause) {
     if (cause instanceof BootError) throw cause;
     throw new BootError(`Python could not start: ${cause.message}`, {
@@ -243,11 +262,16 @@ async function startPython(manifest) {
     finishStep("download", formatBytes(runtimeBytes));
     startStep("compile");
   }
+  try {
+    Object.assign(window.pyAgent.boot, afterStart(pyodide, siteVersion, snapshot, siteUrl));
+  } catch (cause) {
+    throw pythonRaised(cause);
+  }
   finishStep("compile");
   return pyodide;
 }
 
-async function installPackages(pyodide, manifest) {
+async function installPackages(pyodide, manifest, prefetched) {
   startStep("install");
   const wheels = manifest.wheels;
   let installed = 0;
@@ -259,14 +283,16 @@ async function installPackages(pyodide, manifest) {
   });
   const errors = [];
   try {
-    await pyodide.loadPackage(manifest.packages, {
-      messageCallback: (msg) => console.log(msg),
-      errorCallback: (msg) => {
-        errors.push(msg);
-        console.error(msg);
-      },
-      checkIntegrity: true,
-    });
+    await prefetched(() =>
+      pyodide.loadPackage(manifest.packages, {
+        messageCallback: (msg) => console.log(msg),
+        errorCallback: (msg) => {
+          errors.push(msg);
+          console.error(msg);
+        },
+        checkIntegrity: true,
+      }),
+    );
   } catch (cause) {
     errors.push(cause.message);
   } finally {
@@ -299,14 +325,18 @@ json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, 
     finishStep("import");
     return { ...JSON.parse(versions), pyodide: pyodide.version };
   } catch (cause) {
-    const lines = String(cause.message).trim().split("\n");
-    const last = lines.reverse().find((line) => line && !line.startsWith(" ")) ?? "";
-    throw new BootError(`Python raised ${last}`, {
-      cause,
-      detail: cause.message,
-      hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
-    });
+    throw pythonRaised(cause);
   }
+}
+
+function pythonRaised(cause) {
+  const lines = String(cause.message).trim().split("\n");
+  const last = lines.reverse().find((line) => line && !line.startsWith(" ")) ?? "";
+  return new BootError(`Python raised ${last}`, {
+    cause,
+    detail: cause.message,
+    hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
+  });
 }
 
 // ---- Outcome ----
@@ -354,15 +384,25 @@ function showError(error) {
 async function boot() {
   startStep("download");
   const manifest = await loadManifest();
-  // The check runs beside the download; whichever fails first is reported.
-  const [, pyodide] = await Promise.all([checkRuntimeFiles(manifest), startPython(manifest)]);
-  await installPackages(pyodide, manifest);
+  const snapshot = readSnapshot(siteVersion, siteUrl);
+  const prefetched = prefetchWheels(manifest.wheels, siteUrl);
+  // The check runs beside the download; whichever fails first is reported, but a failure to
+  // start waits for the check: a missing or damaged file explains it better.
+  const check = checkRuntimeFiles(manifest);
+  const python = startPython(manifest, snapshot).catch(async (error) => {
+    await check;
+    throw error;
+  });
+  const [, pyodide] = await Promise.all([check, python]);
+  await installPackages(pyodide, manifest, prefetched);
   const versions = await importPyAgent(pyodide);
   return { pyodide, manifest, versions };
 }
 
 window.pyAgent = {
   state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings,
+  boot: {}, // how this boot went: {snapshot: "made"|"restored"|"failed"|"none"} (fastboot.js)
+  offline: null, // a promise: "ready" once the service worker has cached the whole site
 };
 
 function onUnexpected(event) {
@@ -378,6 +418,14 @@ export const ready = boot().then(
     Object.assign(window.pyAgent, result);
     showReady(result.versions);
     document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
+    // <html data-offline="ready|unsupported|failed..."> once the service worker has the whole site.
+    window.pyAgent.offline = new Promise((resolve) => setTimeout(resolve, 0))
+      .then(() => enableOffline(siteUrl))
+      .then((status) => {
+        document.documentElement.dataset.offline = status.split(":")[0];
+        if (status.startsWith("failed")) console.warn(`py-agent: offline use: ${status}`);
+        return status;
+      });
     return result;
   },
   (error) => {

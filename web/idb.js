@@ -145,6 +145,8 @@ export class Storage {
       record: JSON.stringify(record),
       lines: lines.join("\n"),
       count: lines.length,
+      // Damaged records are skipped when read, but their places stay taken: append after them.
+      nextSeq: entries.length && Number.isInteger(entries[entries.length - 1]?.seq) ? entries[entries.length - 1].seq + 1 : lines.length,
       draft: draft && typeof draft.message === "string" ? draft.message : null,
     };
   }

@@ -48,6 +48,7 @@ from .keys import KeyRing, TabKeyStore
 from .network import ProxyTransport, uses_proxy
 from .plugins import attach_storage as attach_plugin_storage
 from .plugins import load_plugins
+from .plugins import session_deleted as plugins_session_deleted
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
 from .tools_registry import panel_handler
@@ -263,6 +264,7 @@ class WebApp:
         )
         chat.confirm = self.ask
         chat.proxy_url = self._proxy_url()
+        chat.host_extras["tool_settings"] = lambda: self.settings.get("toolSettings")
         return chat
 
     def _proxy_url(self) -> str | None:
@@ -337,7 +339,7 @@ class WebApp:
             model or self.default_model(),
             context.thinking_level,
             context.system_prompt if context.system_prompt is not None else self._system_prompt(),
-            len(session),
+            stored.next_seq,
         )
         if readOnly:
             chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
@@ -370,8 +372,10 @@ class WebApp:
         if self.chat is not None and self.chat.id == id:
             await self.chat.rename(name)
             return {"title": self.chat.session.title}
-        session = await self._load_other(id)
-        first = len(session)
+        stored = await self.store.load(id)
+        if stored is None:
+            raise ValueError("That session no longer exists.")
+        session, first = stored.session, stored.next_seq  # after damaged records too
         entry = session.append_session_info(name)
         await self.store.append(session, first, [entry], clear_draft=False)
         self.emit("sessions_changed", {})
@@ -383,6 +387,8 @@ class WebApp:
             self.chat.abort()
             await self.chat.wait_idle()
         await self.store.delete(id)
+        for problem in await plugins_session_deleted(id):
+            self.notice(problem, "warn")
         self.emit("sessions_changed", {})
         if current:
             await self.cmd_new_session()
@@ -524,6 +530,25 @@ class WebApp:
             else:
                 self.chat.set_read_only(reason or READ_ONLY_REASON)
         return {}
+
+    # ---- tools -----------------------------------------------------------------------------------
+
+    def cmd_tool_settings(self) -> dict[str, Any]:
+        from ..tools.settings import ToolSettings
+
+        settings = ToolSettings.from_json(self.settings.get("toolSettings"))
+        names = [getattr(t, "name", "") for t in self.chat.agent.state.tools] if self.chat is not None else []
+        return {"settings": settings.to_json(), "tools": sorted({*names, *settings.disabled_tools} - {""})}
+
+    async def cmd_set_tool_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
+        from ..tools.settings import ToolSettings
+
+        normalized = ToolSettings.from_json(settings).to_json()
+        await self._set_setting("toolSettings", normalized)
+        if self.chat is not None and not self.chat.streaming:
+            await self.chat.install_tools()  # the descriptions say what the tools may do
+            self.emit("session_state", self.chat.state())
+        return self.cmd_tool_settings()
 
     # ---- keys -------------------------------------------------------------------------------------
 

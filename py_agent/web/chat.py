@@ -107,6 +107,8 @@ class ChatSession:
         self._stream_notified = False
         self._tool_status: dict[str, dict[str, Any]] = {}
         self.tool_errors: list[str] = []
+        self.host_extras: dict[str, Any] = {}
+        """Values the app adds to every ToolHost's ``extras`` (e.g. ``"tool_settings"``)."""
         self.proxy_url: str | None = None
         """The CORS proxy for providers that use one (a setting; see py_agent.web.network)."""
         self.confirm: Callable[[str, str], Any] | None = None
@@ -166,6 +168,7 @@ class ChatSession:
                 "get_tools": lambda: list(self.agent.state.tools),
                 "stream_fn": self._stream,
                 **({"confirm": self.confirm} if self.confirm is not None else {}),
+                **self.host_extras,
             },
         )
         tools, self.tool_errors = await build_tools(host)

@@ -9,6 +9,7 @@ server sees the connection close. A rejected ``fetch`` is reported as a ``Transp
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -131,6 +132,13 @@ class FetchTransport:
             init["body"] = request.body.decode("utf-8", errors="replace")
         try:
             response = await js.fetch(request.url, to_js(init, dict_converter=js.Object.fromEntries))
+        except asyncio.CancelledError:
+            # Cancelled (e.g. the wait for headers timed out): the browser must drop the request
+            # too, or every timed-out request keeps one of the host's few connections busy.
+            if remove is not None:
+                remove()
+            controller.abort()
+            raise
         except Exception as error:
             if remove is not None:
                 remove()

@@ -71,13 +71,16 @@ class IndexedDBBackend:
             lines_text = str(result.lines)
             count = int(result.count)
             draft = result.draft
+            next_seq = result.nextSeq
         finally:
             if hasattr(result, "destroy"):
                 result.destroy()
         lines = lines_text.split("\n") if count else []
         if not isinstance(record, dict):
             raise StorageError("the session record is unreadable", "corrupt")
-        return LoadedSession(record, lines, None if _null(draft) else str(draft))
+        return LoadedSession(
+            record, lines, None if _null(draft) else str(draft), None if _null(next_seq) else int(next_seq)
+        )
 
     async def list_session_records(self) -> list[dict[str, Any]]:
         value = json.loads(str(await self._call("listSessions")))

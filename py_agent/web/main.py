@@ -1,9 +1,9 @@
 """The page's entry point: ``start(on_event, db)`` wires :class:`~py_agent.web.app.WebApp` to
-IndexedDB, the tab's ``sessionStorage`` and the page, and returns the ``dispatch`` function.
+IndexedDB, this tab's key store and the page, and returns the ``dispatch`` function.
 
 Called from ``web/app.js``::
 
-    const dispatch = await pyodide.pyimport("py_agent.web.main").start(onEvent, db);
+    const dispatch = await pyodide.pyimport("py_agent.web.main").start(onEvent, db, tabStore, "{}");
     const resultJson = await dispatch("send", JSON.stringify({ text }));
 """
 
@@ -17,46 +17,37 @@ from .idb import IndexedDBBackend
 
 __all__ = ["SessionStorageTabKeys", "start"]
 
-_TAB_PREFIX = "py-agent.key."
 _app: WebApp | None = None
 
 
 class SessionStorageTabKeys:
-    """Keys kept for this tab only: the page's ``sessionStorage`` (gone when the tab closes)."""
+    """Keys kept for this tab only: the page's ``sessionStorage`` (gone when the tab closes),
+    through the small object ``web/app.js`` passes in (``entries()``, ``set``, ``remove``, ``clear``)."""
 
-    def __init__(self) -> None:
-        import js  # type: ignore[import-not-found]
-
-        self._storage = js.sessionStorage
-
-    def _names(self) -> list[str]:
-        return [str(self._storage.key(i)) for i in range(int(self._storage.length))]
+    def __init__(self, store: Any) -> None:
+        self._store = store
 
     def get_all(self) -> dict[str, str]:
-        keys: dict[str, str] = {}
-        for name in self._names():
-            if name.startswith(_TAB_PREFIX):
-                value = self._storage.getItem(name)
-                if value is not None:
-                    keys[name[len(_TAB_PREFIX) :]] = str(value)
-        return keys
+        import json
+
+        value = json.loads(str(self._store.entries()))
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
     def set(self, provider: str, key: str) -> None:
-        self._storage.setItem(_TAB_PREFIX + provider, key)
+        self._store.set(provider, key)
 
     def delete(self, provider: str) -> None:
-        self._storage.removeItem(_TAB_PREFIX + provider)
+        self._store.remove(provider)
 
     def clear(self) -> None:
-        for name in self._names():
-            if name.startswith(_TAB_PREFIX):
-                self._storage.removeItem(name)
+        self._store.clear()
 
 
 async def start(
-    on_event: Callable[[str, str], Any], db: Any, options_json: str = "{}"
+    on_event: Callable[[str, str], Any], db: Any, tab_store: Any, options_json: str = "{}"
 ) -> Callable[[str, str], Awaitable[str]]:
-    """Create the app over ``db`` (web/idb.js's ``Storage``) and return its ``dispatch``."""
+    """Create the app over ``db`` (web/idb.js's ``Storage``) and ``tab_store`` (this tab's keys)
+    and return its ``dispatch``."""
     import json
 
     global _app
@@ -64,7 +55,7 @@ async def start(
     tps = options.get("demoTokensPerSecond")
     app = WebApp(
         IndexedDBBackend(db),
-        SessionStorageTabKeys(),
+        SessionStorageTabKeys(tab_store),
         lambda kind, payload: on_event(kind, payload),
         demo_tokens_per_second=float(tps) if isinstance(tps, int | float) else None,
     )

@@ -14,7 +14,15 @@ from typing import Any
 
 from .tools_registry import register_after_tool_call
 
-__all__ = ["AFTER_TOOL_CALL_HOOKS", "PLUGIN_MODULES", "STORAGE_HOOKS", "attach_storage", "load_plugins"]
+__all__ = [
+    "AFTER_TOOL_CALL_HOOKS",
+    "PLUGIN_MODULES",
+    "SESSION_DELETED_HOOKS",
+    "STORAGE_HOOKS",
+    "attach_storage",
+    "load_plugins",
+    "session_deleted",
+]
 
 PLUGIN_MODULES: list[str] = [
     "py_agent.web.workspace_tools",  # issue 6: workspace files, read/write/edit/..., javascript and python tools
@@ -29,6 +37,11 @@ STORAGE_HOOKS: dict[str, str] = {
 AFTER_TOOL_CALL_HOOKS: dict[str, tuple[str, str]] = {
     # plugin module -> (module, function): an after_tool_call hook added when the plugin loads
     "py_agent.tools.subagent_plugin": ("py_agent.tools.subagent", "subagent_after_tool_call"),
+}
+
+SESSION_DELETED_HOOKS: dict[str, tuple[str, str]] = {
+    # plugin module -> (module, `async def f(session_id)`): drop the plugin's data of a deleted session
+    "py_agent.web.workspace_tools": ("py_agent.web.workspace_store", "delete_workspace"),
 }
 
 _loaded: list[str] = []
@@ -65,4 +78,20 @@ async def attach_storage(backend: Any) -> list[str]:
             problems.extend(str(p) for p in result or [])
         except Exception as error:
             problems.append(f"Plugin {name} could not read its stored state: {error}")
+    return problems
+
+
+async def session_deleted(session_id: str) -> list[str]:
+    """Tell the loaded plugins that a session was deleted (see ``SESSION_DELETED_HOOKS``)."""
+    problems: list[str] = []
+    for name in _loaded:
+        hook = SESSION_DELETED_HOOKS.get(name)
+        if hook is None:
+            continue
+        try:
+            result = getattr(importlib.import_module(hook[0]), hook[1])(session_id)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as error:
+            problems.append(f"Plugin {name} could not delete the session's data: {error}")
     return problems

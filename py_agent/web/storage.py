@@ -86,6 +86,9 @@ class LoadedSession:
     record: dict[str, Any]
     lines: list[str]
     draft: str | None = None
+    next_seq: int | None = None
+    """The first free entry ``seq`` (``None``: ``len(lines)``): damaged records are skipped when
+    the session is read, but their ``seq`` stays taken."""
 
 
 class StorageBackend(Protocol):
@@ -134,6 +137,9 @@ class StoredSession:
     session: Session
     draft: dict[str, Any] | None
     warnings: list[SessionWarning] = field(default_factory=list)
+    next_seq: int = 0
+    """Where the next entry is stored (at least ``len(session)``; more when damaged records were
+    skipped, whose places stay taken)."""
 
 
 def _record(session: Session) -> dict[str, Any]:
@@ -189,7 +195,8 @@ class SessionStore:
             else:
                 if isinstance(value, dict):
                     draft = value
-        return StoredSession(session, draft, warnings)
+        next_seq = loaded.next_seq if loaded.next_seq is not None else len(loaded.lines)
+        return StoredSession(session, draft, warnings, max(next_seq, len(loaded.lines), len(session)))
 
     async def list(self, query: str = "") -> list[SessionMetadata]:
         """The session list, most recent first; ``query`` filters by title and preview text
@@ -273,8 +280,10 @@ class MemoryBackend:
         record = self.sessions.get(session_id)
         if record is None:
             return None
-        lines = [line for _, line in sorted(self.entries.get(session_id, {}).items())]
-        return LoadedSession(self._copy(record), lines, self.drafts.get(session_id))
+        stored = self.entries.get(session_id, {})
+        lines = [line for _, line in sorted(stored.items())]
+        next_seq = max(stored) + 1 if stored else 0
+        return LoadedSession(self._copy(record), lines, self.drafts.get(session_id), next_seq)
 
     async def list_session_records(self) -> list[dict[str, Any]]:
         records = sorted(self.sessions.values(), key=lambda r: str(r.get("updated", "")), reverse=True)

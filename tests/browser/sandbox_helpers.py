@@ -220,13 +220,15 @@ class SandboxPage:
     def start_responsiveness(self) -> float:
         return float(self.page.evaluate(RESPONSIVENESS_JS))
 
-    def stop_responsiveness(self, since: float, until: float) -> tuple[float, float]:
-        """(longest long task, longest animation-frame gap) in ms between two page times."""
+    def stop_responsiveness(self, since: float, until: float) -> tuple[float, float, float]:
+        """Between two page times: the longest main-thread task (PerformanceObserver 'longtask'),
+        the longest gap between animation frames, both in ms, and the animation frames per second."""
         data = self.page.evaluate("() => { window.__rafOn = false; return [window.__longTasks, window.__gaps]; }")
         tasks, gaps = data
+        window = [g for g in gaps if since <= g["at"] <= until]
         longest_task = max((t["duration"] for t in tasks if since <= t["start"] <= until), default=0.0)
-        longest_gap = max((g["gap"] for g in gaps if since <= g["at"] <= until), default=0.0)
-        return float(longest_task), float(longest_gap)
+        longest_gap = max((g["gap"] for g in window), default=0.0)
+        return float(longest_task), float(longest_gap), len(window) / max((until - since) / 1000, 0.001)
 
     def now(self) -> float:
         return float(self.page.evaluate("() => performance.now()"))

@@ -231,18 +231,23 @@ def test_tracebacks_and_syntax_errors(sandbox: SandboxPage) -> None:
 
 
 def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox: SandboxPage) -> None:
+    sandbox.py("await _ws.write('before-timeout.txt', 'kept')")
     since = sandbox.start_responsiveness()
     run = sandbox.run_tool("python", "while True: pass", python_timeout_ms=4000)
     until = sandbox.now()
-    longest_task, longest_gap = sandbox.stop_responsiveness(since, until)
+    longest_task, longest_gap, fps = sandbox.stop_responsiveness(since, until)
     assert not run.ok and "Execution timed out after 4 s" in run.text, run.text
     assert 3.9 <= run.seconds < 8, run.seconds
+    # The page's main thread never blocked: no task over 100 ms (the loop runs in the sandbox's
+    # worker). The animation frames kept coming all along (a frozen page would show one gap as
+    # long as the timeout); the bounds leave room for a busy CI machine's scheduling.
     assert longest_task <= 100, f"a main-thread task took {longest_task:.0f} ms"
-    assert longest_gap <= 250, f"no animation frame for {longest_gap:.0f} ms"
+    assert longest_gap < 1000, f"no animation frame for {longest_gap:.0f} ms"
+    assert fps >= 10, f"only {fps:.0f} animation frames per second"
     after = sandbox.run_tool("python", "sum(range(10))", python_timeout_ms=120000)
     assert after.ok and after.text == "=> 45", after.text
     # The new interpreter got the workspace again.
-    assert sandbox.run_tool("python", "open('data/out.txt').read()", **FAST).text == "=> '3'"
+    assert sandbox.run_tool("python", "open('before-timeout.txt').read()", **FAST).text == "=> 'kept'"
 
 
 def test_output_streams_while_the_code_runs(sandbox: SandboxPage) -> None:

@@ -9,7 +9,6 @@ retry, branches, rename/search/delete, export/import, hostile content, keys, key
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 from collections.abc import Iterator
@@ -69,13 +68,9 @@ XSS_REPLY = """Hostile content follows.
 """
 
 
-def site_folder(built_site: Path) -> str:
-    return os.environ.get("PY_AGENT_WEB_SITE") or str(built_site)
-
-
 @pytest.fixture(scope="module")
 def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(site_folder(built_site))
+    base, stop = serve_folder(str(built_site))
     yield base
     stop()
 
@@ -369,6 +364,21 @@ def test_tool_calls_show_arguments_and_results(app: App, mock: MockProviderServe
     )
 
 
+def test_tools_can_be_switched_off_in_settings(app: App) -> None:
+    page = app.page
+    if "ls" not in page.evaluate("() => window.pyAgentApp.state.tools"):
+        pytest.skip("no plugin tool is enabled in py_agent/web/plugins.py")
+    page.locator("#open-settings").click()
+    page.locator("[role=tab]", has_text="Tools").click()
+    page.locator("#tool-ls").uncheck()
+    wait_until(lambda: "ls" not in page.evaluate("() => window.pyAgentApp.state.tools"))
+    assert app.py("tool_settings")["settings"]["disabled_tools"] == ["ls"]
+    page.locator("#tool-ls").check()
+    wait_until(lambda: "ls" in page.evaluate("() => window.pyAgentApp.state.tools"))
+    page.keyboard.press("Escape")
+    page.locator("dialog[open]").wait_for(state="detached")
+
+
 def test_rename_search_and_delete_sessions(app: App) -> None:
     page = app.page
     session_id = app.current_session_id()
@@ -430,9 +440,7 @@ def test_export_is_pi_format_line_for_line_and_import_round_trips(app: App, tmp_
         assert entry["parentId"] == previous
         assert line == json.dumps(entry, ensure_ascii=False, separators=(",", ":"))  # JSON.stringify's form
         previous = entry["id"]
-    stored = sorted(
-        (r for r in app.idb_dump()["entries"] if r["sessionId"] == session_id), key=lambda r: r["seq"]
-    )
+    stored = sorted((r for r in app.idb_dump()["entries"] if r["sessionId"] == session_id), key=lambda r: r["seq"])
     assert [r["line"] for r in stored] == lines[1:]  # one record per entry, stored as pi writes it
     assert [json.loads(x)["type"] for x in lines[1:]] == [
         "custom",
@@ -452,11 +460,7 @@ def test_export_is_pi_format_line_for_line_and_import_round_trips(app: App, tmp_
     # Delete the original, import again: the exact same file comes back out.
     app.py("delete_session", id=session_id)
     page.locator("#import-file").set_input_files(str(path))
-    try:
-        wait_until(lambda: app.current_session_id() == session_id)
-    except AssertionError:
-        print("TOASTS", page.locator("#toasts").inner_text(), page.evaluate("() => location.hash"), session_id, app.console[-5:])
-        raise
+    wait_until(lambda: app.current_session_id() == session_id)
     assert app.py("export_session", id=session_id)["text"] == text
 
 
@@ -470,7 +474,19 @@ def test_hostile_reply_title_and_file_execute_nothing(app: App, mock: MockProvid
     page.locator("#transcript .msg.assistant", has_text="Hostile content follows.").wait_for()
     app.wait_idle()
     reply = page.locator("#transcript .msg.assistant").last
-    for selector in ("script", "svg", "iframe", "img", "object", "style", "form", "math", "[onerror]", "[onload]", "[style]"):
+    for selector in (
+        "script",
+        "svg",
+        "iframe",
+        "img",
+        "object",
+        "style",
+        "form",
+        "math",
+        "[onerror]",
+        "[onload]",
+        "[style]",
+    ):
         assert reply.locator(f".blocks {selector}").count() == 0, selector
     hrefs = reply.locator(".blocks a").evaluate_all("els => els.map(a => a.getAttribute('href'))")
     assert all(h is None or h.startswith("https://") for h in hrefs), hrefs
@@ -488,7 +504,13 @@ def test_hostile_reply_title_and_file_execute_nothing(app: App, mock: MockProvid
     page.locator("#session-title", has_text="<img").wait_for()
     page.locator(".session-row .session-title", has_text="<img").first.wait_for()
     file = tmp_path / "hostile.jsonl"
-    header = {"type": "session", "version": 3, "id": "hostile-0001", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "hostile-0001",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/",
+    }
     user = {
         "type": "message",
         "id": "a1b2c3d4",
@@ -594,7 +616,7 @@ def test_every_control_has_an_accessible_name(app: App) -> None:
     assert page.evaluate(script) == []
     page.keyboard.press("Escape")
     page.locator("#open-settings").click()
-    for tab in ("API keys", "Custom providers", "Chat", "Storage", "About"):
+    for tab in ("API keys", "Custom providers", "Tools", "Chat", "Storage", "About"):
         page.locator("[role=tab]", has_text=tab).click()
         page.wait_for_timeout(100)
         assert page.evaluate(script) == [], tab
@@ -671,7 +693,12 @@ def test_custom_provider_form_explains_cors_failures(app: App) -> None:
     # A chat request the browser refuses says the same.
     app.py(
         "save_custom_provider",
-        provider={"name": "Dead Ollama", "kind": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port}", "models": ["llama3"]},
+        provider={
+            "name": "Dead Ollama",
+            "kind": "ollama",
+            "baseUrl": f"http://127.0.0.1:{closed_port}",
+            "models": ["llama3"],
+        },
         discover=False,
     )
     app.new_chat()

@@ -69,7 +69,9 @@ class App:
     def py(self, command: str, **args: Any) -> Any:
         return self.page.evaluate("([c, a]) => window.pyAgentApp.py(c, a)", [command, args])
 
-    def add_provider(self, name: str, server: MockProviderServer, models: list[Any], api: str = "anthropic-messages") -> None:
+    def add_provider(
+        self, name: str, server: MockProviderServer, models: list[Any], api: str = "anthropic-messages"
+    ) -> None:
         base = server.url if api == "anthropic-messages" else f"{server.url}/v1"
         self.py(
             "save_custom_provider",

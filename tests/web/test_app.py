@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from py_agent.session import import_jsonl
 from py_agent.testing.mock_server import MockProviderServer
 from py_agent.web.app import WebApp
 from py_agent.web.keys import MemoryTabStore

@@ -121,6 +121,16 @@ export function timeLabel(iso) {
     : date.toLocaleDateString(undefined, { month: "short", day: "numeric" });
 }
 
+// What the stream errors of py_agent.ai.providers mean for a person (issue 9); the saved message
+// keeps pi's wording, shown after the explanation.
+const STREAM_ERRORS = [
+  [/^Connection error: (network error|Failed to fetch|Load failed)\b/i, () => "The connection to the provider was lost before the reply was complete."],
+  [/^Connection error: Request timed out/, () => "The provider did not answer in time."],
+  [/^Stream stalled: no data for (\S+)/, (m) => `The provider sent nothing for ${m[1]}, so the reply was stopped (the stall timeout is in Settings → Chat).`],
+  [/^Stream ended unexpectedly/, () => "The reply was cut off before its end."],
+  [/^Invalid JSON in SSE data/, () => "The provider sent data that could not be read."],
+];
+
 // Provider errors arrive as pi words them, e.g. `401 {"type":"error","error":{"message":"..."}}`.
 export function friendlyError(text) {
   const match = /^(\d{3})\s+(\{[\s\S]*\})\s*$/.exec(String(text ?? "").trim());
@@ -133,7 +143,12 @@ export function friendlyError(text) {
       // not JSON after all
     }
   }
-  return String(text ?? "");
+  const raw = String(text ?? "");
+  for (const [pattern, explain] of STREAM_ERRORS) {
+    const m = pattern.exec(raw);
+    if (m) return `${explain(m)} (${raw})`;
+  }
+  return raw;
 }
 
 let liveTimer = null;

@@ -22,6 +22,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
   const tabs = [
     ["keys", "API keys", renderKeys],
     ["providers", "Custom providers", renderProviders],
+    ["tools", "Tools", renderTools],
     ["chat", "Chat", renderChat],
     ["storage", "Storage", renderStorage],
     ["about", "About", renderAbout],
@@ -308,6 +309,49 @@ function providerForm(existing, done) {
   return form;
 }
 
+// ---- tools ----
+
+async function renderTools(panel, { rerender }) {
+  const { settings, tools } = await py("tool_settings");
+  const disabled = new Set(settings.disabled_tools);
+  const save = async (next) => {
+    await py("set_tool_settings", { settings: next });
+    rerender();
+  };
+  const rows = tools.map((name) => {
+    const box = h("input", { type: "checkbox", id: `tool-${name}` });
+    box.checked = !disabled.has(name);
+    box.addEventListener("change", () => {
+      const next = new Set(disabled);
+      if (box.checked) next.delete(name);
+      else next.add(name);
+      save({ ...settings, disabled_tools: [...next] });
+    });
+    return h("li", {}, h("label", { class: "check" }, box, h("span", { class: "mono", text: name })));
+  });
+  const sandboxRow = (tool, label) => {
+    const net = h("input", { type: "checkbox", id: `${tool}-network` });
+    net.checked = Boolean(settings[`${tool}_network`]);
+    net.addEventListener("change", () => save({ ...settings, [`${tool}_network`]: net.checked }));
+    const timeout = h("input", { type: "number", class: "input", id: `${tool}-timeout`, min: "1", max: "3600", step: "1", "aria-label": `${label} time limit in seconds` });
+    timeout.value = String(Math.round(settings[`${tool}_timeout_ms`] / 1000));
+    timeout.addEventListener("change", () => save({ ...settings, [`${tool}_timeout_ms`]: Math.round(Number(timeout.value) * 1000) }));
+    return h(
+      "div",
+      { class: "tool-setting" },
+      h("strong", { text: label }),
+      h("label", { class: "check" }, net, h("span", { text: "Allow network access" })),
+      h("label", { class: "field inline" }, h("span", { text: "Time limit (seconds)" }), timeout),
+    );
+  };
+  panel.replaceChildren(
+    h("p", { class: "muted", text: "The tools the model may use in your sessions. Code runs in sandboxes that cannot reach this page, its storage or your keys; the network is off unless you allow it." }),
+    tools.length ? h("ul", { class: "tool-list" }, ...rows) : h("p", { class: "empty-list", text: "No tool is enabled in this build." }),
+    tools.includes("javascript") || disabled.has("javascript") ? sandboxRow("javascript", "JavaScript") : null,
+    tools.includes("python") || disabled.has("python") ? sandboxRow("python", "Python") : null,
+  );
+}
+
 // ---- chat ----
 
 async function renderChat(panel, { app }) {
@@ -338,6 +382,32 @@ async function renderChat(panel, { app }) {
     h("div", { class: "row-actions" }, saveDefault, applyHere, note),
     h("p", { class: "muted small", text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions." }),
     h("label", { class: "field" }, h("span", { text: "Theme" }), theme),
+    stallTimeoutField(init), // issue 9
+  );
+}
+
+// How long a reply may send nothing before it is ended as stalled (py_agent/web/reliability.py).
+function stallTimeoutField(init) {
+  const input = h("input", { class: "input", id: "idle-timeout", type: "number", min: "0", max: "3600", step: "0.5", inputmode: "decimal" });
+  const ms = init.settings.idleTimeoutMs;
+  input.value = String(typeof ms === "number" ? ms / 1000 : 120);
+  const note = h("span", { class: "muted small", role: "status", id: "idle-timeout-note" });
+  input.addEventListener("change", async () => {
+    try {
+      const r = await py("set_setting", { key: "idleTimeoutMs", value: Math.round(Number(input.value) * 1000) });
+      init.settings = r.settings;
+      note.textContent = Number(input.value) ? "Saved." : "Saved: no stall timeout.";
+    } catch (error) {
+      note.textContent = error.message;
+    }
+  });
+  return h(
+    "div",
+    { class: "field" },
+    h("label", { for: "idle-timeout", text: "Stall timeout (seconds)" }),
+    input,
+    h("p", { class: "muted small", text: "A reply that sends nothing for this long is stopped with an error you can retry (0: wait forever)." }),
+    note,
   );
 }
 

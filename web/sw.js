@@ -1,0 +1,250 @@
+// py-agent's service worker: every file of the site in Cache Storage, so that a second visit
+// needs no download and the app works offline; a new build of the site is used at the next visit.
+//
+// Registered by boot.js (after the page is ready) with the site's folder as its scope, so it
+// works from any sub-path. It only ever answers same-origin GET/HEAD requests for files that
+// manifest.json lists; everything else (providers' APIs, other origins) goes to the network
+// untouched.
+//
+// Versions. build.py lists every file of the site in manifest.json ("files": path, size,
+// sha256). A version of the site is named by the SHA-256 of manifest.json's bytes, and its files
+// are kept in the cache "py-agent-site-<hash>" (with that manifest, and a marker once complete).
+//
+// - A page load (navigation) asks the network for manifest.json (no HTTP cache): its version is
+//   the one this page gets, for all its files; offline (or no answer in 4 s), the newest complete
+//   version is used. So a new build is picked up at the next visit: its files come from the
+//   cache when an older version has the same path with the same sha256, from the network
+//   otherwise (and are kept when their sha256 matches the manifest).
+// - After boot, the page posts {type: "cache-site"}: the page's version is completed (every
+//   listed file), marked complete, and older versions that no open page uses are deleted (with
+//   the memory snapshot boot.js keeps in the same cache).
+
+const PREFIX = "py-agent-site-";
+const SCOPE = new URL(self.registration.scope);
+const MANIFEST_URL = new URL("manifest.json", SCOPE).href;
+const COMPLETE_KEY = new URL("__sw__/complete", SCOPE).href;
+const MANIFEST_TIMEOUT_MS = 4000;
+
+const versions = new Map(); // hash -> { hash, bytes, manifest, byPath }
+const clientVersions = new Map(); // client id -> hash of the version its page was loaded with
+let latestPromise = null; // the version for requests of pages this worker did not load
+
+self.addEventListener("install", () => self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET" && request.method !== "HEAD") return;
+  const url = new URL(request.url);
+  if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return;
+  if (request.mode === "navigate") {
+    event.respondWith(navigate(event));
+  } else {
+    event.respondWith(subresource(event));
+  }
+});
+
+self.addEventListener("message", (event) => {
+  if (event.data?.type !== "cache-site") return;
+  const port = event.ports[0];
+  event.waitUntil(
+    (async () => {
+      try {
+        const version = (await versionFor(event.source?.id)) ?? (await latestVersion());
+        if (!version) throw new Error("manifest.json lists no files: nothing to cache");
+        await complete(version);
+        port?.postMessage({ ok: true, version: version.hash, files: version.manifest.files.length });
+      } catch (error) {
+        port?.postMessage({ ok: false, error: String(error?.message ?? error) });
+      }
+    })(),
+  );
+});
+
+// ---- Versions ----
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function remember(bytes) {
+  const hash = hex(await crypto.subtle.digest("SHA-256", bytes));
+  let version = versions.get(hash);
+  if (!version) {
+    let manifest;
+    try {
+      manifest = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      return null;
+    }
+    if (!Array.isArray(manifest.files)) return null;
+    version = { hash, bytes, manifest, byPath: new Map(manifest.files.map((f) => [f.path, f])) };
+    versions.set(hash, version);
+  }
+  return version;
+}
+
+async function networkVersion() {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), MANIFEST_TIMEOUT_MS);
+  try {
+    const response = await fetch(MANIFEST_URL, { cache: "no-store", signal: controller.signal });
+    if (!response.ok) return null;
+    return await remember(new Uint8Array(await response.arrayBuffer()));
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function cachedVersion(name) {
+  const response = await (await caches.open(name)).match(MANIFEST_URL);
+  return response ? remember(new Uint8Array(await response.arrayBuffer())) : null;
+}
+
+async function siteCacheNames() {
+  return (await caches.keys()).filter((name) => name.startsWith(PREFIX));
+}
+
+async function newestCompleteVersion() {
+  const names = await siteCacheNames(); // in creation order
+  for (const name of names.reverse()) {
+    const cache = await caches.open(name);
+    if (await cache.match(COMPLETE_KEY)) {
+      const version = await cachedVersion(name);
+      if (version) return version;
+    }
+  }
+  return null;
+}
+
+function latestVersion() {
+  latestPromise ??= (async () => (await networkVersion()) ?? (await newestCompleteVersion()))();
+  return latestPromise;
+}
+
+async function versionFor(clientId) {
+  const hash = clientId ? clientVersions.get(clientId) : undefined;
+  return hash ? versions.get(hash) : null;
+}
+
+// ---- Answering requests ----
+
+function sitePath(url) {
+  const path = decodeURIComponent(new URL(url).pathname.slice(SCOPE.pathname.length));
+  return path === "" ? "index.html" : path;
+}
+
+async function navigate(event) {
+  const version = (await networkVersion()) ?? (await newestCompleteVersion());
+  if (version) {
+    latestPromise = Promise.resolve(version);
+    if (event.resultingClientId) clientVersions.set(event.resultingClientId, version.hash);
+  }
+  return answer(event, version);
+}
+
+async function subresource(event) {
+  const version = (await versionFor(event.clientId)) ?? (await latestVersion());
+  return answer(event, version);
+}
+
+async function answer(event, version) {
+  const request = event.request;
+  const path = sitePath(request.url);
+  if (path === "manifest.json" && version) {
+    // The page's own version, whatever the network says meanwhile.
+    return new Response(request.method === "HEAD" ? null : version.bytes, {
+      headers: { "content-type": "application/json", "content-length": String(version.bytes.length) },
+    });
+  }
+  const entry = version?.byPath.get(path);
+  if (!entry) return fetch(request);
+  const key = new URL(path, SCOPE).href;
+  const cache = await caches.open(PREFIX + version.hash);
+  let hit = await cache.match(key);
+  if (!hit) {
+    hit = await fromOlderVersion(version, entry, key);
+    if (hit) event.waitUntil(keep(cache, version, key, hit.clone()));
+  }
+  if (hit) {
+    return request.method === "HEAD" ? new Response(null, { status: hit.status, headers: hit.headers }) : hit;
+  }
+  // Not cached yet: from the network, revalidated (an older build may sit in the HTTP cache).
+  const response = await fetch(request.mode === "navigate" ? request : new Request(request, { cache: "no-cache" }));
+  if (request.method === "GET" && response.status === 200 && response.type === "basic" && !response.redirected) {
+    event.waitUntil(keepVerified(cache, version, key, entry, response.clone()).catch(() => {}));
+  }
+  return response;
+}
+
+async function fromOlderVersion(version, entry, key) {
+  for (const name of await siteCacheNames()) {
+    if (name === PREFIX + version.hash) continue;
+    const older = await cachedVersion(name);
+    if (older?.byPath.get(entry.path)?.sha256 !== entry.sha256) continue;
+    const hit = await (await caches.open(name)).match(key);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+async function keep(cache, version, key, response) {
+  if (!(await cache.match(MANIFEST_URL))) {
+    await cache.put(MANIFEST_URL, new Response(version.bytes, { headers: { "content-type": "application/json" } }));
+  }
+  await cache.put(key, response);
+}
+
+async function keepVerified(cache, version, key, entry, response) {
+  const bytes = await response.arrayBuffer();
+  if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== entry.sha256) return false;
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(bytes.byteLength));
+  await keep(cache, version, key, new Response(bytes, { status: 200, statusText: response.statusText, headers }));
+  return true;
+}
+
+// ---- Completing a version ----
+
+async function complete(version) {
+  const cache = await caches.open(PREFIX + version.hash);
+  if (!(await cache.match(COMPLETE_KEY))) {
+    const missing = [];
+    for (const entry of version.manifest.files) {
+      const key = new URL(entry.path, SCOPE).href;
+      if (!(await cache.match(key))) missing.push([entry, key]);
+    }
+    const failed = [];
+    // A few at a time: the page that asked is usable meanwhile.
+    for (let i = 0; i < missing.length; i += 4) {
+      await Promise.all(
+        missing.slice(i, i + 4).map(async ([entry, key]) => {
+          const older = await fromOlderVersion(version, entry, key);
+          if (older) return keep(cache, version, key, older);
+          const response = await fetch(key, { cache: "no-cache" });
+          if (!response.ok || !(await keepVerified(cache, version, key, entry, response))) failed.push(entry.path);
+        }),
+      );
+    }
+    if (failed.length) throw new Error(`could not cache ${failed.join(", ")}`);
+    await keep(cache, version, COMPLETE_KEY, new Response("complete"));
+  }
+  await removeOlderVersions(version);
+}
+
+async function removeOlderVersions(version) {
+  const open = await self.clients.matchAll({ includeUncontrolled: true });
+  const inUse = new Set(open.map((client) => clientVersions.get(client.id)).filter(Boolean));
+  for (const id of clientVersions.keys()) {
+    if (!open.some((client) => client.id === id)) clientVersions.delete(id);
+  }
+  for (const name of await siteCacheNames()) {
+    const hash = name.slice(PREFIX.length);
+    if (hash !== version.hash && !inUse.has(hash)) {
+      await caches.delete(name);
+      versions.delete(hash);
+    }
+  }
+}
