@@ -1,49 +1,42 @@
-"""Boot time of the page in headless Chromium, cold and warm, beside a bare ``loadPyodide()``.
+"""Time to ready in headless Chromium, cold and warm, beside a bare ``loadPyodide()`` page.
 
 Run: ``python3 build.py bench boot`` (or ``.venv/bin/python bench/boot.py`` after a build).
 Rewrites the "boot" section of BENCHMARKS.md.
 
-Both pages are served by one plain static server from a temporary folder: ``site/`` is a copy of static/,
-``bare/`` a page that only imports ``site/pyodide/pyodide.mjs`` and awaits ``loadPyodide()``,
-under the same CSP. Each run launches Chromium with a new, empty profile: the first visit is
-"cold" (nothing cached), a second visit in the same profile is "warm" (HTTP cache and
-compiled-code caches filled by the first). The time is the page's own ``performance.now()``
-when it reaches data-state="ready", i.e. milliseconds since navigation start.
+Both pages are served by one plain static server from a temporary folder: ``site/`` is a copy of
+static/, ``bare/`` a page that only imports ``site/pyodide/pyodide.mjs`` and awaits
+``loadPyodide()``, under the same CSP. Each run launches Chromium with a new, empty profile per
+page: the first visit is "cold" (nothing cached). Before the second visit ("warm") the first one
+is left to finish what it does after ready (the service worker caches the site, the memory
+snapshot is written: ``data-offline="ready"``), as between a user's two visits. A third visit
+with ``?no-snapshot`` shows what the memory snapshot saves.
+
+"Ready" for the app is when a message can be sent: ``<html data-app="ready">`` (set by web/app.js
+once the session list, the model and the composer are set up), with the composer enabled; for the
+bare page, when ``loadPyodide()`` resolved. Times are the pages' own ``performance.now()``, i.e.
+milliseconds since navigation start.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import statistics
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import sync_playwright
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import _browser  # noqa: E402
 import _report  # noqa: E402
 
 import build  # noqa: E402
 
 RUNS = int(os.environ.get("BOOT_BENCH_RUNS", "5"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 BARE_HTML = """<!doctype html>
 <html lang="en" data-state="loading">
 <head>
@@ -61,135 +54,170 @@ await loadPyodide({ indexURL });
 window.readyAt = performance.now();
 document.documentElement.dataset.state = "ready";
 """
-PAGES = {
-    # name: (path under the server root, JavaScript expression giving the ready time in ms)
-    "py-agent page (runtime, 6 wheels, import)": ("site/", "window.pyAgent.readyAt"),
-    "bare loadPyodide()": ("bare/", "window.readyAt"),
-}
+# Records when the app becomes usable (before any of the page's scripts run).
+APP_READY_SCRIPT = """
+new MutationObserver(() => {
+  const root = document.documentElement;
+  if (root && root.dataset.app === "ready" && window.__appReadyAt === undefined) {
+    window.__appReadyAt = performance.now();
+    const input = document.getElementById("input");
+    window.__composerEnabled = !!input && !input.disabled;
+  }
+}).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-app"] });
+"""
+APP = "py-agent app"
+BARE = "bare loadPyodide()"
+VISITS = ("cold", "warm", "warm, no snapshot")
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return build.MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-Visit = tuple[float, dict[str, float]]  # ready time in ms, and the page's step timings
-
-
-def visit(context: Any, url: str, ready_expr: str) -> Visit:
+def app_visit(context: Any, url: str) -> dict[str, Any]:
     page = context.new_page()
     try:
         page.goto(url)
-        page.locator("html:not([data-state='loading'])").wait_for(state="attached", timeout=180_000)
-        state = page.get_attribute("html", "data-state")
-        if state != "ready":
-            raise RuntimeError(f"{url} ended in state {state}: {page.inner_text('body')[:500]}")
-        ready = float(page.evaluate(f"() => {ready_expr}"))
-        steps = page.evaluate("() => (window.pyAgent && window.pyAgent.timings) || {}")
-        return ready, {k: float(v) for k, v in steps.items()}
+        page.locator("html[data-app='ready'], html[data-app='error'], html[data-state='error']").wait_for(
+            state="attached", timeout=240_000
+        )
+        if page.get_attribute("html", "data-app") != "ready":
+            raise RuntimeError(f"{url} did not start: {page.inner_text('body')[:600]}")
+        result: dict[str, Any] = page.evaluate(
+            """() => ({
+              ready: window.__appReadyAt, composer: window.__composerEnabled, bootReady: window.pyAgent.readyAt,
+              steps: window.pyAgent.timings, snapshot: window.pyAgent.boot.snapshot,
+              controlled: !!navigator.serviceWorker.controller,
+            })"""
+        )
+        if not result["composer"]:
+            raise RuntimeError("the app was ready but its composer was disabled")
+        # What the page does after ready, before a user's next visit: cache the site, keep the snapshot.
+        page.locator("html[data-offline]").wait_for(state="attached", timeout=240_000)
+        result["offline"] = page.evaluate("async () => { await window.pyAgent.boot.stored; return await window.pyAgent.offline; }")
+        return result
     finally:
         page.close()
 
 
-def measure(playwright: Any, chromium: str, url: str, ready_expr: str) -> tuple[Visit, Visit]:
-    """(cold, warm) visits, in a new profile."""
-    with tempfile.TemporaryDirectory(prefix="py-agent-bench-profile-") as profile:
+def bare_visit(context: Any, url: str) -> dict[str, Any]:
+    page = context.new_page()
+    try:
+        page.goto(url)
+        page.locator("html[data-state='ready']").wait_for(state="attached", timeout=240_000)
+        return {"ready": float(page.evaluate("() => window.readyAt"))}
+    finally:
+        page.close()
+
+
+def profile(playwright: Any, visits: list[tuple[str, Any, str]]) -> list[dict[str, Any]]:
+    """The visits, in order, in one new browser profile."""
+    with tempfile.TemporaryDirectory(prefix="py-agent-bench-profile-") as folder:
         context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=chromium, args=CHROMIUM_ARGS, headless=True
+            folder, executable_path=_browser.chromium_path(), args=_browser.CHROMIUM_ARGS, headless=True
         )
+        context.add_init_script(APP_READY_SCRIPT)
         try:
-            cold = visit(context, url, ready_expr)
-            warm = visit(context, url, ready_expr)
+            return [visit(context, url) for _, visit, url in visits]
         finally:
             context.close()
-    return cold, warm
 
 
 def main() -> int:
-    if build.site_is_stale():
-        build.build_site(quiet=True)
-    chromium = os.environ.get("PY_AGENT_CHROMIUM", build.CHROMIUM_DEFAULT)
-    load_before = os.getloadavg()[0]
-    results: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in PAGES}
-    steps: dict[str, list[dict[str, float]]] = {"cold": [], "warm": []}
-    with tempfile.TemporaryDirectory(prefix="py-agent-bench-") as tmp:
+    load_before = _browser.load_average()
+    app: dict[str, list[dict[str, Any]]] = {v: [] for v in VISITS}
+    bare: dict[str, list[float]] = {"cold": [], "warm": []}
+    with tempfile.TemporaryDirectory(prefix="py-agent-bench-boot-") as tmp:
         root = Path(tmp)
-        build.snapshot_site(root / "site")  # a copy: a rebuild meanwhile cannot mix two builds
+        _browser.site_copy(root / "site")
+        size = sum(p.stat().st_size for p in (root / "site").rglob("*") if p.is_file())
         (root / "bare").mkdir()
         (root / "bare" / "index.html").write_text(BARE_HTML, encoding="utf-8")
         (root / "bare" / "bare.js").write_text(BARE_JS, encoding="utf-8")
-        server, base = serve(root)
+        server, base = _browser.serve(root)
         try:
             with sync_playwright() as playwright:
-                version_probe = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-                chromium_version = version_probe.version
-                version_probe.close()
-                for run in range(RUNS):  # interleaved, so drift affects both pages alike
-                    for name, (path, expr) in PAGES.items():
-                        (cold, cold_steps), (warm, warm_steps) = measure(playwright, chromium, base + path, expr)
-                        results[name][0].append(cold)
-                        results[name][1].append(warm)
-                        if cold_steps:
-                            steps["cold"].append(cold_steps)
-                            steps["warm"].append(warm_steps)
-                        print(f"run {run + 1}/{RUNS} {name}: cold {cold:.0f} ms, warm {warm:.0f} ms", flush=True)
+                probe = _browser.launch(playwright)
+                chromium_version = probe.version
+                probe.close()
+                for run in range(RUNS):  # interleaved, so that drift affects both pages alike
+                    site = base + "site/"
+                    results = profile(
+                        playwright,
+                        [("cold", app_visit, site), ("warm", app_visit, site), ("nosnap", app_visit, site + "?no-snapshot")],
+                    )
+                    for name, result in zip(VISITS, results, strict=True):
+                        app[name].append(result)
+                    cold, warm = profile(playwright, [("cold", bare_visit, base + "bare/"), ("warm", bare_visit, base + "bare/")])
+                    bare["cold"].append(cold["ready"])
+                    bare["warm"].append(warm["ready"])
+                    print(
+                        f"run {run + 1}/{RUNS}: app cold {results[0]['ready']:.0f} ms, warm {results[1]['ready']:.0f} ms "
+                        f"({results[1]['snapshot']}), warm without snapshot {results[2]['ready']:.0f} ms; "
+                        f"bare cold {cold['ready']:.0f} ms, warm {warm['ready']:.0f} ms; load {_browser.load_average():.1f}",
+                        flush=True,
+                    )
         finally:
             server.shutdown()
             server.server_close()
-    text = report(results, steps, chromium_version, load_before, os.getloadavg()[0])
+    text = report(app, bare, chromium_version, size, load_before, _browser.load_average())
     _report.write_section("boot", text)
     print(text)
     return 0
 
 
-def step_line(visits: list[dict[str, float]]) -> str:
-    names = {"download": "download", "compile": "compile and start", "install": "install wheels", "import": "import"}
-    parts = [f"{label} {statistics.median(v[key] for v in visits):.0f} ms" for key, label in names.items()]
-    return ", ".join(parts)
+def median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def steps_line(visits: list[dict[str, Any]]) -> str:
+    names = {"download": "download", "compile": "start Python", "install": "install wheels", "import": "import"}
+    parts = [f"{label} {median([v['steps'][key] for v in visits]):.0f}" for key, label in names.items()]
+    app_part = median([v["ready"] - v["bootReady"] for v in visits])
+    return ", ".join(parts) + f", then the app {app_part:.0f}"
 
 
 def report(
-    results: dict[str, tuple[list[float], list[float]]],
-    steps: dict[str, list[dict[str, float]]],
+    app: dict[str, list[dict[str, Any]]],
+    bare: dict[str, list[float]],
     chromium_version: str,
+    size: int,
     load_before: float,
     load_after: float,
 ) -> str:
-    size = sum(p.stat().st_size for p in build.STATIC.rglob("*") if p.is_file())
+    ready = {name: [v["ready"] for v in visits] for name, visits in app.items()}
+    cold_ratio = median(ready["cold"]) / median(bare["cold"])
+    warm = median(ready["warm"])
+    restored = sum(v["snapshot"] == "restored" for v in app["warm"])
+    offline = sum(v["offline"] == "ready" for v in app["cold"])
     lines = [
-        "## Page boot time in headless Chromium",
+        "## Time to ready in headless Chromium",
         "",
-        f"Machine: {_report.machine()}; Chromium {chromium_version}; "
-        f"1-minute load average {load_before:.1f} before the runs, {load_after:.1f} after.",
+        f"Machine: {_report.machine()}; Chromium {chromium_version}; 1-minute load average "
+        f"{load_before:.1f} before the runs, {load_after:.1f} after (2 busy cores: medians over {len(ready['cold'])} "
+        "runs, min–max beside them).",
         "",
-        'From navigation start to `data-state="ready"` (the page\'s own `performance.now()`), served from '
-        f"127.0.0.1 by a plain static server; static/ is {size / 1e6:.1f} MB (Pyodide {build.PYODIDE_VERSION}). "
-        "Cold: a new, empty browser profile. Warm: a second visit in the same profile. "
-        "The bare page only awaits `loadPyodide()` from the same files (`bench/boot.py`).",
+        "From navigation start until a message can be sent (`data-app=\"ready\"`, composer enabled; the page's own "
+        f"`performance.now()`), served from 127.0.0.1 by a plain static server; the site is {size / 1e6:.1f} MB "
+        f"(Pyodide {build.PYODIDE_VERSION}). Cold: a new, empty browser profile. Warm: a second visit in the same "
+        "profile, once the first has cached the site (service worker) and kept its memory snapshot. The bare page "
+        "only awaits `loadPyodide()` from the same files (`bench/boot.py`); its warm visit has the HTTP cache.",
         "",
         "| page | cold | warm |",
         "|---|---|---|",
+        f"| {APP} | {_report.summary(ready['cold'], 'ms', 0)} | {_report.summary(ready['warm'], 'ms', 0)} |",
+        f"| {APP}, without the memory snapshot (`?no-snapshot`) | | {_report.summary(ready['warm, no snapshot'], 'ms', 0)} |",
+        f"| {BARE} | {_report.summary(bare['cold'], 'ms', 0)} | {_report.summary(bare['warm'], 'ms', 0)} |",
+        "",
+        f"Targets: cold at most 1.25x the bare `loadPyodide()`: {cold_ratio:.2f}x — "
+        + ("met." if cold_ratio <= 1.25 else "not met (see below).")
+        + f" Warm at most 1.0 s: {warm / 1000:.2f} s — "
+        + ("met." if warm <= 1000 else "not met (see below).")
+        + f" Warm visits restored from the snapshot: {restored} of {len(app['warm'])}; first visits that cached "
+        f"the whole site for offline use: {offline} of {len(app['cold'])}.",
+        "",
+        "Where the time goes (the page's steps, `window.pyAgent.timings`, medians in ms): "
+        f"cold: {steps_line(app['cold'])}; warm: {steps_line(app['warm'])}; warm without the snapshot: "
+        f"{steps_line(app['warm, no snapshot'])}. \"Start Python\" begins when the last runtime file has arrived "
+        '(WebAssembly compilation streams alongside the download); "import" is `import py_agent`; "the app" is '
+        "web/app.js from boot's ready to its own (the app's Python modules, IndexedDB, the first render).",
     ]
-    for name, (cold, warm) in results.items():
-        lines.append(f"| {name} | {_report.summary(cold, 'ms', 0)} | {_report.summary(warm, 'ms', 0)} |")
-    if steps["cold"]:
-        lines += [
-            "",
-            "The page's steps (`window.pyAgent.timings`, medians): "
-            f"cold: {step_line(steps['cold'])}; warm: {step_line(steps['warm'])}. "
-            '"Download" ends when the last runtime file has arrived (WebAssembly compilation streams '
-            'alongside); "import" is `import py_agent` with everything it imports.',
-        ]
     return "\n".join(lines) + "\n"
 
 

@@ -45,7 +45,9 @@ function done(tx) {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onabort = () => reject(storageError(tx.error, "Transaction aborted"));
-    tx.onerror = (event) => event.preventDefault?.(); // reported by onabort, once
+    // A failed request (e.g. add() of an entry another tab wrote) must abort the transaction:
+    // calling preventDefault() here would let the rest commit (a stale tab's metadata over the
+    // current one) and report success. The abort is reported once, by onabort.
   });
 }
 

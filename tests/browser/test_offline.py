@@ -1,0 +1,145 @@
+"""The site after its first visit: offline use (service worker), a new build picked up at the next
+visit, and the memory snapshot that makes later visits fast (web/sw.js, web/fastboot.js).
+
+Each test serves its own copy of the site, so that it can change the files or stop the server.
+"Offline" is both Playwright's offline mode and the site's server shut down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_app_helpers import open_app, serve_folder
+
+OFFLINE_READY_TIMEOUT_MS = 180_000
+
+
+class Site:
+    """A copy of the built site on a static server that can be stopped and restarted."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.base, self._stop = serve_folder(str(folder))
+
+    def stop(self) -> None:
+        self._stop()
+
+
+@pytest.fixture
+def site(built_site: Path, tmp_path: Path) -> Iterator[Site]:
+    folder = tmp_path / "site"
+    shutil.copytree(built_site, folder)
+    served = Site(folder)
+    yield served
+    served.stop()
+
+
+def wait_offline_ready(page: Any) -> None:
+    """The service worker has every file of the site, and the memory snapshot is kept."""
+    page.locator("html[data-offline]").wait_for(state="attached", timeout=OFFLINE_READY_TIMEOUT_MS)
+    assert page.get_attribute("html", "data-offline") == "ready", page.evaluate("() => window.pyAgent.offline")
+    page.evaluate("async () => { await window.pyAgent.boot.stored; }")
+
+
+def site_caches(page: Any) -> list[str]:
+    return list(page.evaluate("async () => (await caches.keys()).filter((k) => k.startsWith('py-agent-site-'))"))
+
+
+def manifest_version(folder: Path) -> str:
+    return hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+
+
+def rebuild_with(folder: Path, changes: dict[str, str]) -> None:
+    """A new build of the site: some files changed, and manifest.json lists their new hashes."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    for path, text in changes.items():
+        (folder / path).write_text(text, encoding="utf-8")
+    for entry in manifest["files"]:
+        if entry["path"] in changes:
+            data = (folder / entry["path"]).read_bytes()
+            entry["size"] = len(data)
+            entry["sha256"] = hashlib.sha256(data).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+
+def reload_ready(page: Any) -> None:
+    page.reload()
+    page.locator("html[data-app='ready'], html[data-app='error']").wait_for(state="attached", timeout=120_000)
+    assert page.get_attribute("html", "data-app") == "ready"
+
+
+def test_works_offline_after_the_first_visit(browser: Any, site: Site) -> None:
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "made"
+        wait_offline_ready(page)
+        assert site_caches(page) == [f"py-agent-site-{manifest_version(site.folder)}"]
+
+        site.stop()
+        page.context.set_offline(True)
+        requests_before, console_before = len(app.requests), len(app.console)
+        reload_ready(page)
+        # Served by the service worker; Python restored from the memory snapshot.
+        assert page.evaluate("() => !!navigator.serviceWorker.controller")
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
+        served = [r.url for r in app.requests[requests_before:] if r.url.startswith(site.base)]
+        assert served, "the reload made no request to the site at all"
+        assert not [line for line in app.console[console_before:] if line.startswith("error:")], app.console
+
+        # The offline demo model answers.
+        app.type_and_enter("Show me what this app can do")
+        page.locator("#transcript .msg.assistant:not(.streaming) table").wait_for(timeout=60_000)
+        app.wait_idle()
+        reply = page.locator("#transcript .msg.assistant").last
+        assert reply.locator("h2", has_text="Hello from the offline demo").count() == 1
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
+
+
+def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None:
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        wait_offline_ready(page)
+        first = manifest_version(site.folder)
+        assert site_caches(page) == [f"py-agent-site-{first}"]
+
+        # A new build: index.html carries a marker, app.css a new rule.
+        index = (site.folder / "index.html").read_text(encoding="utf-8")
+        css = (site.folder / "app.css").read_text(encoding="utf-8")
+        rebuild_with(
+            site.folder,
+            {
+                "index.html": index.replace("<head>", '<head>\n  <meta name="py-agent-test-build" content="2">', 1),
+                "app.css": css + "\n:root { --py-agent-test-build: 2; }\n",
+            },
+        )
+        second = manifest_version(site.folder)
+        assert second != first
+
+        # The next visit gets the new build at once, without clearing anything.
+        reload_ready(page)
+        assert page.locator("meta[name='py-agent-test-build']").count() == 1
+        value = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--py-agent-test-build')")
+        assert value.strip() == "2"
+        # A new version of the site: a new memory snapshot, a new cache; the old one is deleted.
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "made"
+        wait_offline_ready(page)
+        assert site_caches(page) == [f"py-agent-site-{second}"]
+
+        # And offline, it is still the new build.
+        site.stop()
+        page.context.set_offline(True)
+        reload_ready(page)
+        assert page.locator("meta[name='py-agent-test-build']").count() == 1
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
+    finally:
+        page.context.close()
