@@ -415,7 +415,7 @@ def check_dependencies_shipped(wheel: WheelInfo, shipped: set[str]) -> None:
 def inputs_digest() -> str:
     """A digest of everything static/ is made from; the tests rebuild when it changes."""
     digest = hashlib.sha256()
-    paths = [ROOT / "build.py", LOCK_PATH, ROOT / "pyproject.toml", *package_files()]
+    paths = [ROOT / "build.py", LOCK_PATH, ROOT / "pyproject.toml", PYCACHE_SCRIPT, *package_files()]
     paths += sorted(p for p in WEB.rglob("*") if p.is_file())
     for path in paths:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
@@ -553,6 +553,7 @@ def build_site_into(site: Path, digest: str) -> None:
     site_lock = {"info": lock_info, "packages": dict(sorted(packages.items()))}
     write_json(runtime_dir / "pyodide-lock.json", site_lock)
     sandbox_wheels = write_sandbox_lock(runtime_dir, lock, lock_info, wheels)
+    pycache = build_pycache(runtime_dir, sorted(p["sha256"] for p in packages.values()))
 
     copy_web(site)
     vendored = vendor_frontend(site / VENDOR_DIR, lock.npm)
@@ -571,6 +572,7 @@ def build_site_into(site: Path, digest: str) -> None:
         "wheels": manifest_wheels,
         "sandbox_lock_file": f"pyodide/{SANDBOX_LOCK}",
         "sandbox_wheels": sandbox_wheels,
+        "pycache": pycache,
         "vendor": vendored,
         "inputs_sha256": digest,
         "files": site_files(site),
@@ -594,6 +596,37 @@ def site_files(site: Path) -> list[dict[str, Any]]:
 
 
 SANDBOX_LOCK = "sandbox-lock.json"
+PYCACHE_SCRIPT = ROOT / "scripts" / "pycache.mjs"
+PYCACHE_FILE = "pycache.bin"
+
+
+def build_pycache(runtime_dir: Path, wheel_hashes: list[str]) -> dict[str, Any] | None:
+    """The site's packages byte-compiled for Pyodide (scripts/pycache.mjs, under Node.js), so that
+    the page imports them without compiling their sources: {file, size, sha256} for the manifest.
+
+    Cached in .cache/pycache/ by the runtime, the wheels and the script. Without Node.js, or if
+    the script fails, the site ships without it (the page then compiles the sources, slower)."""
+    key = hashlib.sha256(
+        "\0".join([PYODIDE_VERSION, *wheel_hashes, sha256_file(PYCACHE_SCRIPT)]).encode()
+    ).hexdigest()
+    cached = CACHE / "pycache" / f"{key}.bin"
+    if not cached.exists():
+        node = shutil.which("node")
+        if node is None:
+            log("Node.js is missing: the site ships without precompiled bytecode (imports are slower)")
+            return None
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(cached.name + ".part")
+        result = subprocess.run(
+            [node, str(PYCACHE_SCRIPT), str(runtime_dir.parent), str(partial)],
+            capture_output=True, text=True, check=False, timeout=600,
+        )
+        if result.returncode != 0 or not partial.exists():
+            log(f"precompiling the site's packages failed, shipping without bytecode: {result.stderr.strip()[-600:]}")
+            return None
+        partial.replace(cached)
+    shutil.copyfile(cached, runtime_dir / PYCACHE_FILE)
+    return {"file": f"{runtime_dir.name}/{PYCACHE_FILE}", "size": cached.stat().st_size, "sha256": sha256_file(cached)}
 
 
 def write_sandbox_lock(

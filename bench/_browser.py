@@ -110,3 +110,36 @@ def esbuild(entry: Path, out: Path) -> Path:
         check=True,
     )
     return out
+
+
+# ---- The chat app (web/app.js) in a page ----
+
+
+def open_app(context: Any, base: str, query: str = "?demo-tps=0") -> Any:
+    """A new page of ``context`` with the app ready (``data-app="ready"``)."""
+    page = context.new_page()
+    page.goto(base + query)
+    page.locator("html[data-app='ready'], html[data-app='error'], html[data-state='error']").wait_for(
+        state="attached", timeout=240_000
+    )
+    if page.get_attribute("html", "data-app") != "ready":
+        raise RuntimeError(f"the app did not start: {page.inner_text('body')[:600]}")
+    return page
+
+
+def app_command(page: Any, command: str, **args: Any) -> Any:
+    """One command of the app's channel (``window.pyAgentApp.py``), as the UI sends them."""
+    return page.evaluate("([c, a]) => window.pyAgentApp.py(c, a)", [command, args])
+
+
+def use_mock_model(page: Any, server_url: str, name: str = "Mock") -> None:
+    """A custom OpenAI-compatible provider on the mock server, chosen as the current model."""
+    app_command(
+        page,
+        "save_custom_provider",
+        provider={"name": name, "kind": "openai-compatible", "api": "openai-completions",
+                  "baseUrl": f"{server_url}/v1", "models": ["mock-model"]},
+        key="sk-bench-not-a-key",
+        discover=False,
+    )
+    app_command(page, "set_model", provider=name, id="mock-model")

@@ -13,7 +13,9 @@
 // Faster later visits and offline use (memory snapshot, wheels fetched while Python starts,
 // the service worker): see fastboot.js.
 
-import { afterStart, deleteSnapshot, enableOffline, prefetchWheels, readSnapshot, snapshotOptions, versionOf } from "./fastboot.js";
+import {
+  afterStart, deleteSnapshot, enableOffline, installPycache, prefetch, readSnapshot, snapshotOptions, versionOf,
+} from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
 const STEPS = ["download", "compile", "install", "import"];
@@ -283,7 +285,7 @@ async function installPackages(pyodide, manifest, prefetched) {
   });
   const errors = [];
   try {
-    await prefetched(() =>
+    await prefetched.during(() =>
       pyodide.loadPackage(manifest.packages, {
         messageCallback: (msg) => console.log(msg),
         errorCallback: (msg) => {
@@ -310,6 +312,11 @@ async function installPackages(pyodide, manifest, prefetched) {
       `Could not install the packages${problems.length ? `: ${problems.join("; ")}` : ""}`,
       { detail: errors.join("\n"), hint: incompleteSiteHint() },
     );
+  }
+  if (manifest.pycache) {
+    const pycache = await installPycache(pyodide, prefetched.take(manifest.pycache.file));
+    window.pyAgent.boot.pycache = pycache;
+    if (typeof pycache === "string") console.warn(`py-agent: no precompiled bytecode (${pycache}): imports compile the sources`);
   }
   finishStep("install", `${wheels.length} packages`);
 }
@@ -385,7 +392,7 @@ async function boot() {
   startStep("download");
   const manifest = await loadManifest();
   const snapshot = readSnapshot(siteVersion, siteUrl);
-  const prefetched = prefetchWheels(manifest.wheels, siteUrl);
+  const prefetched = prefetch([...manifest.wheels, manifest.pycache].filter(Boolean), siteUrl);
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);

@@ -10,6 +10,8 @@
 //   is deleted, and Python starts normally.
 // - Wheels fetched while Python starts: their bytes (checked against the manifest's sha256 by
 //   Subresource Integrity) are handed to pyodide.loadPackage instead of a second request.
+// - Precompiled bytecode: build.py byte-compiles the site's packages with the same runtime
+//   (scripts/pycache.mjs); the bundle is written into site-packages before `import py_agent`.
 // - The service worker (sw.js), registered once the page is ready: it caches every file of the
 //   site, and later visits are served from that cache (offline too).
 
@@ -123,26 +125,28 @@ function useRealGlobals(pyodide) {
 }
 
 /**
- * Starts fetching the wheels now (with their sha256 as Subresource Integrity); returns
- * `during(fn)`, which runs fn with those responses handed to Pyodide's fetch of the same URLs.
+ * Starts fetching files of the manifest now (wheels, the bytecode bundle), with their sha256 as
+ * Subresource Integrity. `during(fn)` runs fn with those responses handed to Pyodide's fetch of
+ * the same URLs; `take(file)` returns the response for one of them.
  */
-export function prefetchWheels(wheels, siteUrl) {
+export function prefetch(files, siteUrl) {
   const pending = new Map();
-  for (const wheel of wheels) {
-    const url = siteUrl(wheel.file);
-    const response = fetch(url, { integrity: `sha256-${base64(wheel.sha256)}` });
-    response.catch(() => {}); // a failure is Pyodide's to report, when it asks for the file
+  for (const file of files) {
+    const url = siteUrl(file.file);
+    const response = fetch(url, { integrity: `sha256-${base64(file.sha256)}` });
+    response.catch(() => {}); // a failure is reported by whoever asks for the file
     pending.set(url, response);
   }
-  return async function during(fn) {
+  const take = (url) => {
+    const response = pending.get(url);
+    pending.delete(url);
+    return response;
+  };
+  async function during(fn) {
     const original = globalThis.fetch;
     globalThis.fetch = function (input, init) {
       const url = input instanceof Request ? input.url : String(input);
-      const response = pending.get(url);
-      if (response && (!init?.method || init.method === "GET")) {
-        pending.delete(url);
-        return response;
-      }
+      if (pending.has(url) && (!init?.method || init.method === "GET")) return take(url);
       return original.call(this, input, init);
     };
     try {
@@ -150,7 +154,47 @@ export function prefetchWheels(wheels, siteUrl) {
     } finally {
       globalThis.fetch = original;
     }
-  };
+  }
+  return { during, take: (file) => take(siteUrl(file)) ?? fetch(siteUrl(file)) };
+}
+
+/**
+ * Writes the bundle of precompiled bytecode (scripts/pycache.mjs, built with the site) into
+ * site-packages: checked-hash .pyc files, so Python imports without compiling the sources (and
+ * still compiles a source whose hash differs). Returns the number of files, or an error text:
+ * without it the page works, only slower.
+ */
+export async function installPycache(pyodide, responsePromise) {
+  try {
+    const response = await responsePromise;
+    if (!response.ok) return `HTTP ${response.status}`;
+    let bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    }
+    const first = bytes.indexOf(10);
+    const second = bytes.indexOf(10, first + 1);
+    const decoder = new TextDecoder();
+    if (decoder.decode(bytes.subarray(0, first)) !== "py-agent-pycache 1") return "unknown format";
+    const index = JSON.parse(decoder.decode(bytes.subarray(first + 1, second)));
+    const root = pyodide._api.sitepackages;
+    const folders = new Set();
+    let offset = second + 1;
+    for (const [path, size] of index) {
+      const target = `${root}/${path}`;
+      const folder = target.slice(0, target.lastIndexOf("/"));
+      if (!folders.has(folder)) {
+        pyodide.FS.mkdirTree(folder);
+        folders.add(folder);
+      }
+      pyodide.FS.writeFile(target, bytes.subarray(offset, offset + size));
+      offset += size;
+    }
+    return index.length;
+  } catch (error) {
+    return String(error?.message ?? error);
+  }
 }
 
 /**

@@ -3,5 +3,6 @@
 //
 // Example: import "./sandbox/panel.js";
 import "./sandbox/panel.js"; // issue 6: the workspace panel and the cards of the workspace and code tools
+import "./ui/subagents.js"; // issue 7: the subagent card and Settings → Agents
 
 export {};

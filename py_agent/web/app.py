@@ -51,7 +51,7 @@ from .plugins import load_plugins
 from .plugins import session_deleted as plugins_session_deleted
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
-from .tools_registry import panel_handler
+from .tools_registry import app_command, panel_handler
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "WebApp"]
 
@@ -111,7 +111,7 @@ class WebApp:
 
     async def dispatch(self, command: str, args_json: str = "{}") -> str:
         """Run a page command; returns its JSON result (``{"error": ...}`` when it failed)."""
-        handler = getattr(self, f"cmd_{command}", None)
+        handler = getattr(self, f"cmd_{command}", None) or app_command(command)  # plugins add commands
         if handler is None:
             return json.dumps({"error": f"Unknown command: {command}"})
         try:

@@ -50,7 +50,7 @@ from .keys import KeyRing
 from .network import explain_connection_error, provider_transport
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
-from .tools_registry import ToolHost, after_tool_call_hooks, build_tools
+from .tools_registry import ToolHost, after_tool_call_hooks, build_tools, extra_usage
 
 __all__ = ["INTERRUPTED_MESSAGE", "ChatSession", "Emit", "QueuedMessage"]
 
@@ -167,6 +167,8 @@ class ChatSession:
             extras={
                 "get_tools": lambda: list(self.agent.state.tools),
                 "stream_fn": self._stream,
+                # A subagent's child finished: its usage now counts in the totals shown.
+                "on_subagent_end": lambda _result: self._emit_state(),
                 **({"confirm": self.confirm} if self.confirm is not None else {}),
                 **self.host_extras,
             },
@@ -573,6 +575,9 @@ class ChatSession:
     def state(self) -> dict[str, Any]:
         meta = self.session.metadata
         usage = meta.usage
+        # Usage the session's own assistant messages do not carry (subagents' children; plugins).
+        running = [s["partial"] for s in self._tool_status.values() if s.get("status") == "running" and "partial" in s]
+        extra = extra_usage(self.session, running)
         return {
             "sessionId": self.id,
             "persisted": self.persisted,
@@ -585,11 +590,11 @@ class ChatSession:
             "thinkingLevels": list(get_supported_thinking_levels(self.model)),
             "queue": [{"id": q.id, "text": q.text, "mode": q.mode} for q in self._queue],
             "usage": {
-                "input": usage.input,
-                "output": usage.output,
-                "cacheRead": usage.cache_read,
-                "cacheWrite": usage.cache_write,
-                "cost": usage.cost.total,
+                "input": usage.input + int(extra["input"]),
+                "output": usage.output + int(extra["output"]),
+                "cacheRead": usage.cache_read + int(extra["cacheRead"]),
+                "cacheWrite": usage.cache_write + int(extra["cacheWrite"]),
+                "cost": usage.cost.total + extra["cost"],
             },
             "messageCount": meta.message_count,
             "systemPrompt": self.system_prompt,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -18,6 +19,13 @@ from ..ai.abort import AbortError, AbortSignal
 from ..ai.transport import HttpRequest, TransportError
 
 __all__ = ["FetchResponse", "FetchTransport", "cors_error_message"]
+
+# When a server streams fast, one read hands over tens of kB (hundreds of SSE events) at once, and
+# handling them all in one go would be one long main-thread task: no rendering, no input. So a
+# chunk is passed on in slices, and whenever the consumer has kept the thread for TIME_SLICE_S the
+# browser gets it back for one task (asyncio.sleep(0) is a macrotask in Pyodide's event loop).
+SLICE_BYTES = 4096
+TIME_SLICE_S = 0.008
 
 
 def cors_error_message(url: str, detail: str) -> str:
@@ -76,6 +84,7 @@ class FetchResponse:
                 if self._aborted() or self._closed:
                     raise AbortError() from None
                 raise TransportError(_js_error_text(error)) from None
+            resumed = time.perf_counter()
             if result.done:
                 return
             if self._aborted():
@@ -83,8 +92,13 @@ class FetchResponse:
             value = result.value
             if value is not None:
                 chunk = value.to_bytes()
-                if chunk:
-                    yield chunk
+                for start in range(0, len(chunk), SLICE_BYTES):
+                    if time.perf_counter() - resumed > TIME_SLICE_S:
+                        await asyncio.sleep(0)
+                        if self._aborted() or self._closed:
+                            raise AbortError()
+                        resumed = time.perf_counter()
+                    yield chunk[start : start + SLICE_BYTES]
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
         return self._iterate()

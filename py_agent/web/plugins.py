@@ -27,6 +27,7 @@ __all__ = [
 PLUGIN_MODULES: list[str] = [
     "py_agent.web.workspace_tools",  # issue 6: workspace files, read/write/edit/..., javascript and python tools
     "py_agent.tools.subagent_plugin",  # issue 7: the subagent tool
+    "py_agent.web.subagent_ui",  # issue 7: Settings → Agents commands, children's usage in the totals
 ]
 
 STORAGE_HOOKS: dict[str, str] = {

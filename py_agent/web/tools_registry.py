@@ -33,11 +33,15 @@ __all__ = [
     "ToolFactory",
     "ToolHost",
     "after_tool_call_hooks",
+    "app_command",
     "build_tools",
+    "extra_usage",
     "panel_handler",
     "register_after_tool_call",
+    "register_app_command",
     "register_panel_handler",
     "register_tool_factory",
+    "register_usage_source",
     "registered_tool_factories",
     "unregister_tool_factory",
 ]
@@ -132,3 +136,40 @@ def register_panel_handler(panel_id: str, handler: Callable[[str, Any], Any]) ->
 
 def panel_handler(panel_id: str) -> Callable[[str, Any], Any] | None:
     return _panel_handlers.get(panel_id)
+
+
+_app_commands: dict[str, Callable[..., Any]] = {}
+_usage_sources: dict[str, Callable[..., Any]] = {}
+
+
+def register_app_command(name: str, handler: Callable[..., Any]) -> None:
+    """A page command of a plugin: ``py(name, args)`` in the page calls ``handler(**args)`` (sync
+    or async; its JSON result goes back). The app's own ``cmd_*`` commands take precedence."""
+    _app_commands[name] = handler
+
+
+def app_command(name: str) -> Callable[..., Any] | None:
+    return _app_commands.get(name)
+
+
+def register_usage_source(name: str, source: Callable[..., Any]) -> None:
+    """Usage that a session's own assistant messages do not carry (e.g. a subagent's children),
+    added to the totals the page shows: ``source(entries, partials)`` returns ``{"input", "output",
+    "cacheRead", "cacheWrite", "cost"}`` (numbers; cost in USD) from the session's entries (all
+    branches) and the latest partial results (JSON) of the tools running now."""
+    _usage_sources[name] = source
+
+
+def extra_usage(entries: Any, partials: list[Any]) -> dict[str, float]:
+    """The sum of every usage source (a failing source counts as nothing)."""
+    total = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "cost": 0.0}
+    for source in _usage_sources.values():
+        try:
+            usage = source(entries, partials) or {}
+        except Exception:
+            continue
+        for key in total:
+            value = usage.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                total[key] += value
+    return total

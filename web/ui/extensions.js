@@ -2,7 +2,7 @@
 //
 // registerToolRenderer(name, renderer)
 //   How a tool call named `name` looks in the chat. `renderer(call)` gets
-//   { name, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial }
+//   { name, id, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial }
 //   (`result`/`partial`: the tool-result message / partial result as JSON) and returns
 //   { title?: string, summary?: string, body?: Node } — any part left out falls back to the
 //   generic card (arguments as JSON, the result's text). Renderers build DOM with textContent or
@@ -13,8 +13,21 @@
 //   ToolHost.open_panel / post_to_panel; the panel answers through api.send(data), which reaches
 //   the Python handler registered with register_panel_handler(id, handler).
 
+//
+// registerSettingsTab(id, label, render)
+//   An extra tab of Settings (before "Chat"); `render(panel, { app, rerender })` fills the panel.
+
 const toolRenderers = new Map();
 const panels = new Map();
+const settingsTabs = new Map();
+
+export function registerSettingsTab(id, label, render) {
+  settingsTabs.set(id, [id, label, render]);
+}
+
+export function pluginSettingsTabs() {
+  return [...settingsTabs.values()];
+}
 
 export function registerToolRenderer(name, renderer) {
   toolRenderers.set(name, renderer);

@@ -6,6 +6,7 @@ import { createDialog, showModal, confirmDialog } from "./dialogs.js";
 import { askForKey } from "./key-dialog.js";
 import { py } from "./bridge.js";
 import { storageStatus, requestPersistence } from "./storage-status.js";
+import { pluginSettingsTabs } from "./extensions.js";
 
 const KINDS = [
   { value: "ollama", label: "Ollama", api: "openai-completions" },
@@ -23,6 +24,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
     ["keys", "API keys", renderKeys],
     ["providers", "Custom providers", renderProviders],
     ["tools", "Tools", renderTools],
+    ...pluginSettingsTabs(), // e.g. "Agents" (web/ui/agents-settings.js)
     ["chat", "Chat", renderChat],
     ["storage", "Storage", renderStorage],
     ["about", "About", renderAbout],

@@ -1,0 +1,171 @@
+"""In-page streaming: the chat app renders a 20,000-delta reply from the mock provider server.
+
+Run: ``python3 build.py bench streaming`` (or ``.venv/bin/python bench/streaming.py`` after a
+build). Rewrites the "streaming" section of BENCHMARKS.md.
+
+The mock provider server (``py_agent.testing.mock_server``, in this process, on another port than
+the site: a real cross-origin stream) answers with 20,000 text deltas of 4 characters, as fast as
+it can (OpenAI Chat Completions SSE, ~3 MB). The app (a copy of static/ on a plain static server,
+in headless Chromium) streams it through py_agent's provider, its agent loop and web/app.js, which
+renders the growing reply once per animation frame as Markdown. In the page we record:
+
+- every render of the reply (a MutationObserver on the transcript: time, characters shown), so
+  deltas rendered per second = deltas / (last render - first render); and from the click on Send
+  to the complete reply;
+- the longest main-thread task: PerformanceObserver "longtask" entries (tasks over 50 ms), and
+  the longest gap between animation frames (a rAF monitor) while the reply streams.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import _browser  # noqa: E402
+import _report  # noqa: E402
+
+from py_agent.testing.mock_server import MockProviderServer  # noqa: E402
+
+DELTAS = 20_000
+RUNS = int(os.environ.get("STREAMING_BENCH_RUNS", "5"))
+WORDS = "stream deltas into the page as fast as the server sends them, and keep the page responsive. "
+
+
+def reply_text() -> str:
+    """80,000 characters (20,000 deltas of 4): paragraphs of prose, with a bold word now and then."""
+    paragraphs, size = [], 0
+    i = 0
+    while size < DELTAS * 4:
+        paragraph = (WORDS * 5).replace("responsive", f"**responsive {i}**")
+        paragraphs.append(paragraph.strip())
+        size += len(paragraph) + 2
+        i += 1
+    return "\n\n".join(paragraphs)[: DELTAS * 4]
+
+
+MONITOR = """() => {
+  const m = window.__bench = { renders: [], longtasks: [], maxGap: 0, gaps: 0, done: false, sent: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) m.longtasks.push([e.startTime, e.duration]);
+  }).observe({ type: "longtask" });
+  let last = performance.now();
+  const frame = () => {
+    const now = performance.now();
+    if (m.renders.length) { m.maxGap = Math.max(m.maxGap, now - last); m.gaps += 1; }
+    last = now;
+    if (!m.done) requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  const transcript = document.getElementById("transcript");
+  new MutationObserver(() => {
+    const messages = transcript.querySelectorAll(".msg.assistant");
+    const last = messages[messages.length - 1];
+    const shown = last ? (last.querySelector(".blocks")?.textContent.length ?? 0) : 0;
+    if (shown) m.renders.push([performance.now(), shown]);
+  }).observe(transcript, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def one_run(page: Any, mock: MockProviderServer, text: str) -> dict[str, float]:
+    mock.reset()
+    mock.script([{"text": text, "chunk_size": 4, "delay_ms": 0}])
+    page.locator("#new-chat").click()
+    page.locator("#session-title", has_text="New chat").wait_for()
+    page.evaluate(MONITOR)
+    page.locator("#input").fill("Stream a long reply")
+    page.evaluate("() => { window.__bench.sent = performance.now(); }")
+    page.locator("#input").press("Enter")
+    tail = text[-30:].split()[-1]
+    page.locator("#transcript .msg.assistant:not(.streaming)", has_text=tail).last.wait_for(timeout=600_000)
+    page.locator("#stop-button").wait_for(state="hidden", timeout=60_000)
+    page.wait_for_timeout(300)  # the last frames and long-task entries
+    result: dict[str, Any] = page.evaluate("() => { window.__bench.done = true; return window.__bench; }")
+    renders = result["renders"]
+    first, final = renders[0][0], renders[-1][0]
+    during = [d for start, d in result["longtasks"] if start + d >= result["sent"]]
+    return {
+        "deltas_per_s": DELTAS / (max(final - first, 1.0) / 1000),
+        "end_to_end_deltas_per_s": DELTAS / ((final - result["sent"]) / 1000),
+        "first_render_ms": first - result["sent"],
+        "renders": float(len(renders)),
+        "longest_task_ms": max(during, default=0.0),
+        "long_tasks": float(len(during)),
+        "max_frame_gap_ms": result["maxGap"],
+    }
+
+
+def main() -> None:
+    load_before = _browser.load_average()
+    text = reply_text()
+    runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="py-agent-bench-streaming-") as tmp, MockProviderServer() as mock:
+        site = _browser.site_copy(Path(tmp) / "site")
+        server, base = _browser.serve(site)
+        try:
+            with sync_playwright() as playwright:
+                browser = _browser.launch(playwright)
+                version = browser.version
+                context = browser.new_context(viewport={"width": 1280, "height": 860})
+                page = _browser.open_app(context, base)
+                _browser.use_mock_model(page, mock.url)
+                one_run(page, mock, text[:8000])  # warm-up: the first request, the first Markdown render
+                for i in range(RUNS):
+                    run = one_run(page, mock, text)
+                    runs.append(run)
+                    print(
+                        f"run {i + 1}/{RUNS}: {run['deltas_per_s']:.0f} deltas/s rendered "
+                        f"({run['end_to_end_deltas_per_s']:.0f} from Send), {run['renders']:.0f} renders, "
+                        f"longest task {run['longest_task_ms']:.0f} ms, longest frame gap {run['max_frame_gap_ms']:.0f} ms",
+                        flush=True,
+                    )
+                browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def values(key: str) -> list[float]:
+        return [r[key] for r in runs]
+
+    rate = statistics.median(values("deltas_per_s"))
+    longest = max(values("longest_task_ms"))
+    body = f"""## In-page streaming
+
+Machine: {_report.machine()}; Chromium {version}; 1-minute load average {load_before:.1f} before the
+runs, {_browser.load_average():.1f} after.
+
+The mock provider server streams a reply of {DELTAS:,} text deltas (4 characters each, 80 kB of
+Markdown prose; OpenAI Chat Completions SSE, ~3 MB) as fast as it can to the chat app, cross-origin,
+{RUNS} runs in one page after a warm-up (`bench/streaming.py`). The app renders the growing reply once
+per animation frame.
+
+| measure | median (min–max) |
+|---|---|
+| deltas rendered per second (first to last render) | {_report.summary(values("deltas_per_s"), "/s", 0)} |
+| deltas per second from Send to the complete reply | {_report.summary(values("end_to_end_deltas_per_s"), "/s", 0)} |
+| from Send to the first render | {_report.summary(values("first_render_ms"), "ms", 0)} |
+| renders of the reply | {_report.summary(values("renders"), "", 0)} |
+| longest main-thread task (longtask entries) | {_report.summary(values("longest_task_ms"), "ms", 0)} |
+| main-thread tasks over 50 ms | {_report.summary(values("long_tasks"), "", 0)} |
+| longest gap between animation frames | {_report.summary(values("max_frame_gap_ms"), "ms", 0)} |
+
+Targets: at least 5,000 deltas per second: {rate:,.0f}/s — {"met" if rate >= 5000 else "not met"}. No
+main-thread task over 50 ms: longest {longest:.0f} ms over all runs — {"met" if longest <= 50 else "not met"}.
+"""
+    _report.write_section("streaming", body + NOTES)
+    print(body)
+
+
+NOTES = """
+"""
+
+if __name__ == "__main__":
+    main()
