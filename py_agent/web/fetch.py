@@ -20,10 +20,11 @@ from ..ai.transport import HttpRequest, TransportError
 
 __all__ = ["FetchResponse", "FetchTransport", "cors_error_message"]
 
-# When a server streams fast, one read hands over tens of kB (hundreds of SSE events) at once, and
-# handling them all in one go would be one long main-thread task: no rendering, no input. So a
-# chunk is passed on in slices, and whenever the consumer has kept the thread for TIME_SLICE_S the
-# browser gets it back for one task (asyncio.sleep(0) is a macrotask in Pyodide's event loop).
+# When a server streams fast, reads resolve at once (the data is already there) and Python goes on
+# in promise callbacks: microtasks, which the browser runs to the end before it renders or handles
+# input. Handling a fast stream would then be one long main-thread task. So chunks are passed on in
+# slices, and whenever the consumer has kept the thread for TIME_SLICE_S, the browser gets it back
+# (asyncio.sleep(0) is a new task in Pyodide's event loop, not a microtask).
 SLICE_BYTES = 4096
 TIME_SLICE_S = 0.008
 
@@ -77,6 +78,7 @@ class FetchResponse:
             return
         self._reader = body.getReader()
         reader = self._reader
+        resumed = time.perf_counter()
         while True:
             try:
                 result = await reader.read()
@@ -84,7 +86,6 @@ class FetchResponse:
                 if self._aborted() or self._closed:
                     raise AbortError() from None
                 raise TransportError(_js_error_text(error)) from None
-            resumed = time.perf_counter()
             if result.done:
                 return
             if self._aborted():

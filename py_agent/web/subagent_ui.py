@@ -18,11 +18,16 @@ Pure: no browser modules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..tools.subagent import SUBAGENT_TOOL_NAME
-from ..tools.subagent_definitions import AgentDefinition, DefinitionError, definition_to_markdown
+from ..tools.subagent_definitions import (
+    AgentDefinition,
+    DefinitionError,
+    DefinitionStatus,
+    definition_to_markdown,
+)
 from ..tools.subagent_plugin import agent_registry
 from .tools_registry import register_app_command, register_usage_source
 
@@ -65,7 +70,8 @@ def agent_save(markdown: str, previousName: str | None = None) -> dict[str, Any]
     registry = agent_registry()
     previous = registry.get(previousName) if previousName else None
     # Editing an imported definition does not confirm it: that stays an explicit step.
-    status = "pending" if previous is not None and previous.source == "user" and previous.status == "pending" else None
+    pending = previous is not None and previous.source == "user" and previous.status == "pending"
+    status: DefinitionStatus | None = "pending" if pending else None
     try:
         saved = registry.save(markdown, previous_name=previousName or None, status=status)
     except DefinitionError as error:
@@ -129,9 +135,10 @@ def subagent_usage(entries: Iterable[Any], partials: Iterable[Any] = ()) -> dict
     total = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "cost": 0.0}
     for entry in entries:
         message = getattr(entry, "message", None)
-        if isinstance(message, Mapping) and message.get("role") == "toolResult":
-            if message.get("toolName") == SUBAGENT_TOOL_NAME:
-                _add_results(total, message.get("details"))
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role") == "toolResult" and message.get("toolName") == SUBAGENT_TOOL_NAME:
+            _add_results(total, message.get("details"))
     for partial in partials:
         if isinstance(partial, Mapping):
             details = partial.get("details")
@@ -140,13 +147,14 @@ def subagent_usage(entries: Iterable[Any], partials: Iterable[Any] = ()) -> dict
     return total
 
 
-for _name, _handler in {
+_COMMANDS: dict[str, Callable[..., Any]] = {
     "agents_list": agents_list,
     "agent_markdown": agent_markdown,
     "agent_save": agent_save,
     "agent_delete": agent_delete,
     "agent_import": agent_import,
     "agent_confirm": agent_confirm,
-}.items():
+}
+for _name, _handler in _COMMANDS.items():
     register_app_command(_name, _handler)
 register_usage_source("subagent", subagent_usage)

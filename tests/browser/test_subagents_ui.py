@@ -53,7 +53,9 @@ def mock() -> Iterator[MockProviderServer]:
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
     app = open_app(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude", "cost": {"input": 3, "output": 15}}])
+    app.add_provider(
+        "Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude", "cost": {"input": 3, "output": 15}}]
+    )
     app.py("save_key", provider="Mock Claude", key="sk-ant-test-subagents", remember=True)
     app.py("set_model", provider="Mock Claude", id="mock-claude")
     yield app
@@ -82,7 +84,10 @@ def test_parallel_run_shows_progress_children_transcripts_and_usage(app: App, mo
     mock.reset()
     mock.script(
         [
-            {"tool_calls": [{"id": "call_sub_1", "name": "subagent", "arguments": {"tasks": TASKS}}], "usage": {"input": 1000, "output": 10}},
+            {
+                "tool_calls": [{"id": "call_sub_1", "name": "subagent", "arguments": {"tasks": TASKS}}],
+                "usage": {"input": 1000, "output": 10},
+            },
             {"text": CHILD_REPLY, "delay_ms": 40, "chunk_size": 6, "usage": {"input": 100, "output": 20}, "repeat": 3},
             {"text": "All three subagents reported back.", "usage": {"input": 2000, "output": 30}},
         ]
@@ -90,7 +95,7 @@ def test_parallel_run_shows_progress_children_transcripts_and_usage(app: App, mo
     app.type_and_enter("Split this work between subagents")
     card = page.locator("#transcript details.tool", has=page.locator(".tool-title", has_text="subagent")).first
     card.wait_for(timeout=20_000)
-    card.locator("summary").click()  # open the card while it runs
+    card.locator(":scope > summary").click()  # open the card while it runs
     progress = card.locator(".subagent-progress")
     progress.filter(has_text=re.compile(r"parallel \d/3 done, [1-3] running")).wait_for(timeout=20_000)
     assert re.search(r"\d/3 done", card.locator(".tool-summary").inner_text())
@@ -130,7 +135,12 @@ def test_parallel_run_shows_progress_children_transcripts_and_usage(app: App, mo
     # The children's requests carried only their own context.
     child_bodies = [r["body"] for r in mock.requests[1:4]]
     assert all(len(b["messages"]) == 1 for b in child_bodies)
-    assert sorted(b["messages"][0]["content"][0]["text"] if isinstance(b["messages"][0]["content"], list) else b["messages"][0]["content"] for b in child_bodies) == sorted(f"Task: {t['task']}" for t in TASKS)
+    assert sorted(
+        b["messages"][0]["content"][0]["text"]
+        if isinstance(b["messages"][0]["content"], list)
+        else b["messages"][0]["content"]
+        for b in child_bodies
+    ) == sorted(f"Task: {t['task']}" for t in TASKS)
 
 
 def test_imported_agent_asks_for_confirmation_before_first_run(app: App, mock: MockProviderServer) -> None:
@@ -149,7 +159,11 @@ def test_imported_agent_asks_for_confirmation_before_first_run(app: App, mock: M
     mock.reset()
     mock.script(
         [
-            {"tool_calls": [{"id": "call_sub_2", "name": "subagent", "arguments": {"agent": "outsider", "task": "Say hi"}}]},
+            {
+                "tool_calls": [
+                    {"id": "call_sub_2", "name": "subagent", "arguments": {"agent": "outsider", "task": "Say hi"}}
+                ]
+            },
             {"text": "Hi from the outsider."},
             {"text": "The outsider said hi."},
         ]
@@ -215,7 +229,11 @@ def test_user_agent_is_added_edited_kept_across_reload_and_deleted(app: App) -> 
     panel.locator("button", has_text="Cancel").click()
     close_dialog(app)
 
-    wait_until(lambda: any(r.get("name") == "tester" and r.get("description") == "Tests everything" for r in stored_agents(app)))
+    wait_until(
+        lambda: any(
+            r.get("name") == "tester" and r.get("description") == "Tests everything" for r in stored_agents(app)
+        )
+    )
     page.reload()
     page.locator("html[data-app='ready'], html[data-app='error']").wait_for(state="attached", timeout=120_000)
     assert page.get_attribute("html", "data-app") == "ready"
@@ -225,7 +243,9 @@ def test_user_agent_is_added_edited_kept_across_reload_and_deleted(app: App) -> 
     assert "Tests everything" in row.inner_text()
     assert panel.locator(".agent-row[data-name='outsider']").get_attribute("data-status") == "active"
     row.locator("button", has_text="Delete").click()
-    page.locator("dialog.small-dialog[open]", has_text="Delete agent").get_by_role("button", name="Delete", exact=True).click()
+    page.locator("dialog.small-dialog[open]", has_text="Delete agent").get_by_role(
+        "button", name="Delete", exact=True
+    ).click()
     row.wait_for(state="detached")
     close_dialog(app)
     wait_until(lambda: not any(r.get("name") == "tester" for r in stored_agents(app)))

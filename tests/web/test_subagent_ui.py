@@ -96,7 +96,13 @@ def test_usage_reads_results_and_running_partials() -> None:
             self.message = message
 
     usage = {"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 0, "cost": 0.5, "turns": 1}
-    done = Entry({"role": "toolResult", "toolName": "subagent", "details": {"mode": "parallel", "results": [{"usage": usage}] * 2}})
+    done = Entry(
+        {
+            "role": "toolResult",
+            "toolName": "subagent",
+            "details": {"mode": "parallel", "results": [{"usage": usage}] * 2},
+        }
+    )
     other = Entry({"role": "toolResult", "toolName": "read", "details": {"results": [{"usage": usage}]}})
     partial = {"content": [], "details": {"mode": "single", "results": [{"usage": usage}]}}
     total = subagent_usage([done, other], [partial, {"details": {"results": [{"usage": usage}]}}])
@@ -107,7 +113,13 @@ async def test_children_usage_adds_to_the_session_totals() -> None:
     agent_registry().load_records([])
     with MockProviderServer() as server:
         app, recorder = await make_app(MemoryBackend())
-        provider = {"name": "Mock", "kind": "openai-compatible", "api": "anthropic-messages", "baseUrl": server.url, "models": ["m"]}
+        provider = {
+            "name": "Mock",
+            "kind": "openai-compatible",
+            "api": "anthropic-messages",
+            "baseUrl": server.url,
+            "models": ["m"],
+        }
         await call(app, "save_custom_provider", provider=provider, discover=False)
         await call(app, "save_key", provider="Mock", key="k-1", remember=True)
         await call(app, "new_session")
@@ -115,7 +127,10 @@ async def test_children_usage_adds_to_the_session_totals() -> None:
         tasks = [{"agent": "scout", "task": "one"}, {"agent": "scout", "task": "two"}]
         server.script(
             [
-                {"tool_calls": [{"id": "c1", "name": "subagent", "arguments": {"tasks": tasks}}], "usage": {"input": 1000, "output": 10}},
+                {
+                    "tool_calls": [{"id": "c1", "name": "subagent", "arguments": {"tasks": tasks}}],
+                    "usage": {"input": 1000, "output": 10},
+                },
                 {"text": "child", "usage": {"input": 100, "output": 20}, "repeat": 2},
                 {"text": "parent done", "usage": {"input": 2000, "output": 30}},
             ]
