@@ -72,8 +72,19 @@ function snapshotsWanted() {
   return !new URLSearchParams(location.search).has("no-snapshot");
 }
 
-/** Right after loadPyodide: reseed a restored interpreter, or take and keep the snapshot. */
+/**
+ * Right after loadPyodide: reseed a restored interpreter, or take and keep the snapshot; then a
+ * scheduler that keeps the page responsive (below; after the snapshot, which must not hold it).
+ */
 export function afterStart(pyodide, version, snapshot, siteUrl) {
+  try {
+    return startOrSnapshot(pyodide, version, snapshot, siteUrl);
+  } finally {
+    useOneTaskPerCallback(pyodide);
+  }
+}
+
+function startOrSnapshot(pyodide, version, snapshot, siteUrl) {
   if (snapshot) {
     // Every restore starts from the same memory: give `random` a fresh seed.
     pyodide.runPython("import random as _r; _r.seed(); del _r");
@@ -111,6 +122,39 @@ del _i, _m
     )
     .catch((error) => console.warn("py-agent: the memory snapshot could not be kept:", error));
   return { snapshot: "made", stored };
+}
+
+// Pyodide's event loop runs each asyncio callback from a message on one shared MessageChannel,
+// one message per callback, and each message runs every callback queued so far. When Python is
+// busy (a fast stream: many callbacks per delta), messages pile up and Chrome delivers them one
+// after the other without rendering, running timers or handling input: tasks of hundreds of ms.
+// Replaced by: at most one message in flight, one callback per task (same order; delays > 2 ms
+// still use setTimeout, as Pyodide does).
+function useOneTaskPerCallback(pyodide) {
+  const queue = [];
+  let posted = false;
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    posted = false;
+    const callback = queue.shift();
+    if (queue.length) {
+      posted = true;
+      channel.port2.postMessage(0);
+    }
+    callback?.();
+  };
+  function scheduleCallback(callback, delay = 0) {
+    if (delay > 2) return setTimeout(callback, delay);
+    queue.push(callback);
+    if (!posted) {
+      posted = true;
+      channel.port2.postMessage(0);
+    }
+  }
+  pyodide._api.scheduleCallback = scheduleCallback;
+  const webloop = pyodide.pyimport("pyodide.webloop");
+  webloop.scheduleCallback = scheduleCallback;
+  webloop.destroy();
 }
 
 // With `_makeSnapshot`, Pyodide gives Python the page's globals wrapped in a Proxy that records

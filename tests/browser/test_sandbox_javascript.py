@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, open_sandbox_page
+from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, assert_responsive_during_endless_loop, open_sandbox_page
 from web_app_helpers import serve_folder
 
 FAST = {"javascript_timeout_ms": 3000}
@@ -288,18 +288,10 @@ def test_console_value_errors_and_workspace_files(sandbox: SandboxPage) -> None:
 
 
 def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox: SandboxPage) -> None:
-    since = sandbox.start_responsiveness()
-    run = sandbox.run_tool("javascript", "for (;;) {}", javascript_timeout_ms=3000)
-    until = sandbox.now()
-    longest_task, longest_gap, fps = sandbox.stop_responsiveness(since, until)
+    measure = assert_responsive_during_endless_loop(sandbox, "javascript", "for (;;) {}", javascript_timeout_ms=3000)
+    run = measure.run
     assert not run.ok and "Execution timed out after 3 s" in run.text
     assert 2.9 <= run.seconds < 6, run.seconds
-    # The page's main thread never blocked: no task over 100 ms (the loop runs in the sandbox's
-    # worker). The animation frames kept coming all along (a frozen page would show one gap as
-    # long as the timeout); the bounds leave room for a busy CI machine's scheduling.
-    assert longest_task <= 100, f"a main-thread task took {longest_task:.0f} ms"
-    assert longest_gap < 1000, f"no animation frame for {longest_gap:.0f} ms"
-    assert fps >= 10, f"only {fps:.0f} animation frames per second"
     assert sandbox.page.evaluate("() => document.querySelectorAll('iframe[data-sandbox]').length") == 0
     after = sandbox.run_tool("javascript", "6 * 7", **FAST)
     assert after.ok and after.text == "=> 42"

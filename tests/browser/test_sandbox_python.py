@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, ToolRun, open_sandbox_page
+from sandbox_helpers import (
+    FAKE_KEY,
+    Beacon,
+    SandboxPage,
+    ToolRun,
+    assert_responsive_during_endless_loop,
+    open_sandbox_page,
+)
 from web_app_helpers import serve_folder
 
 FAST = {"python_timeout_ms": 20000}
@@ -232,18 +239,12 @@ def test_tracebacks_and_syntax_errors(sandbox: SandboxPage) -> None:
 
 def test_endless_loop_ends_at_the_timeout_and_the_page_stays_responsive(sandbox: SandboxPage) -> None:
     sandbox.py("await _ws.write('before-timeout.txt', 'kept')")
-    since = sandbox.start_responsiveness()
-    run = sandbox.run_tool("python", "while True: pass", python_timeout_ms=4000)
-    until = sandbox.now()
-    longest_task, longest_gap, fps = sandbox.stop_responsiveness(since, until)
+    measure = assert_responsive_during_endless_loop(
+        sandbox, "python", "while True: pass", warm_up="0", python_timeout_ms=4000
+    )
+    run = measure.run
     assert not run.ok and "Execution timed out after 4 s" in run.text, run.text
     assert 3.9 <= run.seconds < 8, run.seconds
-    # The page's main thread never blocked: no task over 100 ms (the loop runs in the sandbox's
-    # worker). The animation frames kept coming all along (a frozen page would show one gap as
-    # long as the timeout); the bounds leave room for a busy CI machine's scheduling.
-    assert longest_task <= 100, f"a main-thread task took {longest_task:.0f} ms"
-    assert longest_gap < 1000, f"no animation frame for {longest_gap:.0f} ms"
-    assert fps >= 10, f"only {fps:.0f} animation frames per second"
     after = sandbox.run_tool("python", "sum(range(10))", python_timeout_ms=120000)
     assert after.ok and after.text == "=> 45", after.text
     # The new interpreter got the workspace again.
