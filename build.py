@@ -18,7 +18,9 @@ Layout of static/ (all URLs inside the site are relative, so it works from any s
     manifest.json                      what the page loads: runtime files and wheels, with sizes and hashes
     pyodide/                           Pyodide's runtime files, the wheels, and the site's own
                                        pyodide-lock.json (only the packages shipped here, with sha256);
-                                       sandbox-lock.json: the same plus the python tool's extra wheels
+                                       sandbox-lock.json: the same plus the python tool's extra wheels;
+                                       pycache.bin: the wheels' bytecode, precompiled (needs Node.js)
+    sw.js                              the service worker: every file of manifest.json's "files", cached
 """
 
 from __future__ import annotations

@@ -34,13 +34,16 @@ window.pyAgentApp = app;
 // Start
 
 async function main() {
+  // Storage opens while Python starts (boot.js), not after.
+  const opening = openDatabase({
+    onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
+  });
+  opening.catch(() => {}); // handled below, once Python is ready
   const boot = await ready;
   app.versions = boot.versions;
   let db;
   try {
-    db = await openDatabase({
-      onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
-    });
+    db = await opening;
   } catch (error) {
     if (error.name === "VersionError") fail(error.message.replace(/^VersionError: /, "The app cannot open its storage: "));
     else fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);

@@ -21,7 +21,10 @@ OBSERVERS = """(() => {
   window.__violations = [];
   window.__toastLog = [];
   document.addEventListener("securitypolicyviolation", (e) => {
-    window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${(e.sample || "").slice(0, 80)}`);
+    const where = e.target && e.target.nodeType === 1
+      ? `${e.target.tagName.toLowerCase()}${e.target.id ? "#" + e.target.id : ""} in ${e.target.parentElement?.closest("[class]")?.className || "?"}`
+      : "";
+    window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${(e.sample || "").slice(0, 80)} ${where}`.trim());
   });
   new MutationObserver((records) => {
     for (const r of records) for (const n of r.addedNodes) {

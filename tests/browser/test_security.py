@@ -199,7 +199,7 @@ def test_hostile_model_output_streamed_and_final(app: GuardedApp, mock: MockProv
     app.settle(60)
     reply = page.locator("#transcript .msg.assistant").last
     assert "Hostile reply follows." in reply.inner_text()
-    reply.locator("details.thinking summary").click()  # renders the thinking
+    reply.locator("details.thinking > summary").first.click()  # renders the thinking
     for link in reply.locator(".blocks a").all():
         href = link.get_attribute("href") or ""
         assert href == "" or href.startswith(("https:", "http:", "mailto:", "#")), href
