@@ -35,13 +35,16 @@ from core_workload import run  # noqa: E402
 
 DELTAS = 20000
 REPEATS = 7
+# pi's runs are short (~50 ms each), so the machine's load and V8's garbage collections move each
+# of them a lot: more of them, for a stable median.
+REF_REPEATS = 21
 Runs = list[dict[str, float]]
 
 
 def _node_reference() -> Runs:
     modules = _browser.bench_node_modules()
     out = subprocess.run(
-        ["node", str(HERE / "core_reference.mjs"), str(modules), str(DELTAS), str(REPEATS)],
+        ["node", str(HERE / "core_reference.mjs"), str(modules), str(DELTAS), str(REF_REPEATS)],
         capture_output=True,
         text=True,
         check=True,
@@ -84,9 +87,9 @@ def _chromium() -> tuple[dict[str, Runs | str], str]:
                 browser = _browser.launch(playwright)
                 version = browser.version
                 try:
-                    for runtime in ("ref", "py"):
+                    for runtime, repeats in (("ref", REF_REPEATS), ("py", REPEATS)):
                         page = browser.new_page()
-                        page.goto(f"{base}core/?runtime={runtime}&deltas={DELTAS}&repeats={REPEATS}")
+                        page.goto(f"{base}core/?runtime={runtime}&deltas={DELTAS}&repeats={repeats}")
                         page.locator("html[data-state='done'], html[data-state='error']").wait_for(
                             state="attached", timeout=900_000
                         )
@@ -132,7 +135,8 @@ def main() -> None:
         f"Workload: one prompt, a tool round trip, then a reply of {DELTAS:,} faux text deltas (4 characters each), "
         "one counting listener (`bench/core_workload.py`; the same on pi's agent in "
         "`bench/core_reference_workload.mjs`). Wall time of `prompt()` divided by the number of deltas; "
-        f"{REPEATS} runs after a warm-up run, in one process (one page in Chromium). pi's agent runs from "
+        f"{REPEATS} runs of py_agent and {REF_REPEATS} of pi's (each run of pi is short), after a warm-up run, in one "
+        "process (one page in Chromium). pi's agent runs from "
         "bench/node_modules in Node, and bundled by esbuild into one ES module in Chromium.",
         "",
         "| runtime | time per delta | ratio | to |",

@@ -6,6 +6,7 @@ that run Python inside Pyodide under Node.js.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -88,3 +89,47 @@ def run_in_pyodide(node: str, built_site: Path, test_wheels: Path) -> PyodideRun
         return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
 
     return run
+
+
+# pi's reference packages (tests/reference), shared by the parity and session-format checks.
+REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+PINNED = {"@earendil-works/pi-agent-core": "0.79.10", "@earendil-works/pi-ai": "0.79.10"}
+
+
+def _installed_version(package: str) -> str | None:
+    manifest = REFERENCE_DIR / "node_modules" / package / "package.json"
+    if not manifest.exists():
+        return None
+    return json.loads(manifest.read_text(encoding="utf-8")).get("version")
+
+
+@pytest.fixture(scope="session")
+def reference_install() -> Path:
+    """``tests/reference/node_modules`` with the pinned reference packages (``npm ci`` if missing)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail(
+            "node is not installed: the reference parity tests run pi's agent core in Node. "
+            "Install Node.js (>= 20) and npm.",
+            pytrace=False,
+        )
+    if all(_installed_version(package) == version for package, version in PINNED.items()):
+        return REFERENCE_DIR
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(
+            "npm is not installed: it is needed once to install the reference packages into "
+            f"{REFERENCE_DIR / 'node_modules'} (npm ci).",
+            pytrace=False,
+        )
+    command = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    completed = subprocess.run(command, cwd=REFERENCE_DIR, capture_output=True, text=True, timeout=600, check=False)
+    if completed.returncode != 0:
+        pytest.fail(
+            f"`npm ci` in {REFERENCE_DIR} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}",
+            pytrace=False,
+        )
+    for package, version in PINNED.items():
+        if _installed_version(package) != version:
+            pytest.fail(f"{package} {version} is not installed after npm ci", pytrace=False)
+    return REFERENCE_DIR

@@ -5,7 +5,7 @@
 import { ready } from "./boot.js";
 import { openDatabase } from "./idb.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
-import { $, h, icon, formatTokens, formatCost, announce } from "./ui/dom.js";
+import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
 import { Composer } from "./ui/composer.js";
 import { SessionList } from "./ui/sessions.js";
@@ -353,7 +353,7 @@ async function submit(text, mode, streaming) {
 
 async function onKeyRejected(p) {
   const request = await py("key_request", { provider: p.provider });
-  const saved = await askForKey(request, { reason: `${request.label} rejected the key: ${p.error}`, confirmLabel: "Save" });
+  const saved = await askForKey(request, { reason: `${request.label} rejected the key: ${friendlyError(p.error)}`, confirmLabel: "Save" });
   if (saved) toast("The new key is saved. Press Retry to send again.", "info");
 }
 

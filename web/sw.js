@@ -10,11 +10,11 @@
 // sha256). A version of the site is named by the SHA-256 of manifest.json's bytes, and its files
 // are kept in the cache "py-agent-site-<hash>" (with that manifest, and a marker once complete).
 //
-// - A page load (navigation) asks the network for manifest.json (no HTTP cache): its version is
-//   the one this page gets, for all its files; offline (or no answer in 4 s), the newest complete
-//   version is used. So a new build is picked up at the next visit: its files come from the
-//   cache when an older version has the same path with the same sha256, from the network
-//   otherwise (and are kept when their sha256 matches the manifest).
+// - A page load (a top-level navigation) asks the network for manifest.json (no HTTP cache): its
+//   version is the one this page gets, for all its files (frames in it too); offline (or no answer
+//   in 4 s), the newest complete version is used. So a new build is picked up at the next visit:
+//   its files come from the cache when an older version has the same path with the same sha256,
+//   from the network otherwise (and are kept when their sha256 matches the manifest).
 // - After boot, the page posts {type: "cache-site"}: the page's version is completed (every
 //   listed file), marked complete, and older versions that no open page uses are deleted (with
 //   the memory snapshot boot.js keeps in the same cache).
@@ -37,7 +37,7 @@ self.addEventListener("fetch", (event) => {
   if (request.method !== "GET" && request.method !== "HEAD") return;
   const url = new URL(request.url);
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return;
-  if (request.mode === "navigate") {
+  if (request.mode === "navigate" && request.destination === "document") {
     event.respondWith(navigate(event));
   } else {
     event.respondWith(subresource(event));

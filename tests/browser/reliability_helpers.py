@@ -3,7 +3,7 @@ keys, long sessions): the app booted with observers installed before its first s
 
 The observers (an init script, so they run before the page's own code and in every document):
 - ``window.__violations``: Content-Security-Policy violations (each one means something tried to
-  run or load what the policy forbids);
+  run or load what the policy forbids; see :meth:`GuardedApp.violations` for the sanitizer's own);
 - ``window.__toastLog``: the text of every notice the page showed, even briefly;
 - the canary ``window.__pwned`` stays undefined unless a hostile payload ran.
 Playwright's ``dialog`` event records ``alert``/``confirm``/``prompt`` calls.
@@ -24,7 +24,7 @@ OBSERVERS = """(() => {
     const where = e.target && e.target.nodeType === 1
       ? `${e.target.tagName.toLowerCase()}${e.target.id ? "#" + e.target.id : ""} in ${e.target.parentElement?.closest("[class]")?.className || "?"}`
       : "";
-    window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${(e.sample || "").slice(0, 80)} ${where}`.trim());
+    window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${(e.sample || "").slice(0, 80)} ${where} @${e.sourceFile}:${e.lineNumber}`.trim());
   });
   new MutationObserver((records) => {
     for (const r of records) for (const n of r.addedNodes) {
@@ -41,6 +41,13 @@ class GuardedApp(App):
         return list(self.page.evaluate("() => window.__toastLog"))
 
     def violations(self) -> list[str]:
+        """CSP violations, except those Chromium reports while DOMPurify parses hostile HTML in an
+        inert DOMParser document (it applies the page's policy there too and reports handlers and
+        styles it would block, though nothing in that document can run): those come from the
+        sanitizer's parse call in vendor/purify.es.mjs."""
+        return [v for v in self.all_violations() if "/vendor/purify.es.mjs:" not in v]
+
+    def all_violations(self) -> list[str]:
         return list(self.page.evaluate("() => window.__violations"))
 
     def pwned(self) -> Any:

@@ -98,8 +98,16 @@ def streamed(fault: str, after: int) -> dict[str, Any]:
 
 
 CASES = [
-    Case("drop-mid-stream", "claude", [streamed("drop", 30)], error=r"connection to the provider was lost", partial=True),
-    Case("drop-mid-stream-openai", "gpt", [streamed("drop", 30)], error=r"connection to the provider was lost", partial=True),
+    Case(
+        "drop-mid-stream", "claude", [streamed("drop", 30)], error=r"connection to the provider was lost", partial=True
+    ),
+    Case(
+        "drop-mid-stream-openai",
+        "gpt",
+        [streamed("drop", 30)],
+        error=r"connection to the provider was lost",
+        partial=True,
+    ),
     Case(
         "stall-mid-stream",
         "claude",
@@ -159,7 +167,9 @@ CASES = [
         requests=2,
     ),
     Case("malformed", "claude", [streamed("malformed", 30)], error=r"sent data that could not be read", partial=True),
-    Case("malformed-openai", "gpt", [streamed("malformed", 30)], error=r"sent data that could not be read", partial=True),
+    Case(
+        "malformed-openai", "gpt", [streamed("malformed", 30)], error=r"sent data that could not be read", partial=True
+    ),
     Case("truncated", "claude", [streamed("truncate", 30)], error=r"cut off before its end", partial=True),
     Case("truncated-openai", "gpt", [streamed("truncate", 30)], error=r"cut off before its end", partial=True),
     Case(

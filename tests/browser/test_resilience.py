@@ -144,17 +144,28 @@ def test_closing_the_tab_during_a_stream_keeps_everything(app: GuardedApp, mock:
     assert [m.get("stopReason") for m in stored if m["role"] == "assistant"] == ["stop", "aborted"]
     # The fixture's page is gone: continue the module in the new one.
     app.page = other.page
-    app.requests, app.console, app.page_errors, app.dialogs = other.requests, other.console, other.page_errors, other.dialogs
+    app.requests, app.console, app.page_errors, app.dialogs = (
+        other.requests,
+        other.console,
+        other.page_errors,
+        other.dialogs,
+    )
 
 
 def test_reload_during_a_tool_run_marks_it_unfinished(app: GuardedApp, mock: MockProviderServer) -> None:
     page = app.page
-    if "javascript" not in app.state()["tools"]:
-        pytest.skip("the javascript tool is not enabled")
+    assert "javascript" in app.state()["tools"], "the javascript tool (py_agent/web/plugins.py) must be enabled"
     use_mock(app)
     mock.reset()
     code = "await new Promise((r) => setTimeout(r, 20000)); return 'never';"
-    mock.script([{"text": "Running it.", "tool_calls": [{"id": "call_slow_1", "name": "javascript", "arguments": {"code": code}}]}])
+    mock.script(
+        [
+            {
+                "text": "Running it.",
+                "tool_calls": [{"id": "call_slow_1", "name": "javascript", "arguments": {"code": code}}],
+            }
+        ]
+    )
     app.type_and_enter("Run something slow")
     card = page.locator("#transcript details.tool[data-status='running']")
     card.wait_for(timeout=20_000)
@@ -395,7 +406,9 @@ def test_damaged_records_are_skipped_with_a_warning(app: GuardedApp) -> None:
     assert [r["seq"] for r in records] == list(range(9)) and records[5]["line"] == "{not json"
     page.evaluate("(id) => { location.hash = '#/s/' + id; }", good)
     page.locator("#transcript .msg.assistant table").first.wait_for()
-    assert app.py("key_status")["keys"] == [{"provider": "Mock Claude", "place": "device", "savedAt": app.py("key_status")["keys"][0]["savedAt"]}]
+    assert app.py("key_status")["keys"] == [
+        {"provider": "Mock Claude", "place": "device", "savedAt": app.py("key_status")["keys"][0]["savedAt"]}
+    ]
     assert app.page_errors == []
 
 
@@ -454,11 +467,18 @@ def test_data_of_every_earlier_schema_version_opens(browser: Any, base_url: str)
             page.goto(base_url + "/README.md")  # same origin, no app: the old data goes in first
             session_id = page.evaluate(fixture)
             app = open_guarded(None, base_url, context=context, hash=f"#/s/{session_id}")
-            app.page.locator("#transcript .msg.assistant", has_text=f"An answer from version {fixture_version}.").wait_for()
+            app.page.locator(
+                "#transcript .msg.assistant", has_text=f"An answer from version {fixture_version}."
+            ).wait_for()
             assert app.user_texts() == [f"Saved by schema version {fixture_version}"]
             assert app.page.get_attribute("html", "data-theme") == "dark"
             assert [k["provider"] for k in app.py("key_status")["keys"]] == ["anthropic"]
-            assert app.page.evaluate("() => new Promise((ok) => { const r = indexedDB.open('py-agent'); r.onsuccess = () => { ok(r.result.version); r.result.close(); }; })") == version
+            assert (
+                app.page.evaluate(
+                    "() => new Promise((ok) => { const r = indexedDB.open('py-agent'); r.onsuccess = () => { ok(r.result.version); r.result.close(); }; })"
+                )
+                == version
+            )
             # And it goes on: a new message is appended after the old entries.
             app.send("Show me what this app can do")
             lines = app.stored_lines(session_id)

@@ -15,14 +15,12 @@ import json
 import re
 from typing import Any
 
-import pytest
+# Imported, not importorskip'ed: CI must never skip these (hypothesis is in the test extras).
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from py_agent.ai.partial_json import parse_streaming_json  # noqa: E402
-from py_agent.ai.sse import SSEDecoder, SSEEvent  # noqa: E402
+from py_agent.ai.partial_json import parse_streaming_json
+from py_agent.ai.sse import SSEDecoder, SSEEvent
 
 # A fixed budget and no randomness between runs: CI runs exactly the same examples every time.
 BUDGET = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -98,9 +96,9 @@ sse_line = st.one_of(
 )
 line_end = st.sampled_from(["\n", "\r", "\r\n"])
 sse_body = st.builds(
-    lambda bom, lines, ends, tail: ("\ufeff" if bom else "")
-    + "".join(line + ends[i % len(ends)] for i, line in enumerate(lines))
-    + tail,
+    lambda bom, lines, ends, tail: (
+        ("\ufeff" if bom else "") + "".join(line + ends[i % len(ends)] for i, line in enumerate(lines)) + tail
+    ),
     st.booleans(),
     st.lists(sse_line, max_size=24),
     st.lists(line_end, min_size=1, max_size=6),
@@ -163,7 +161,9 @@ def test_partial_json_never_raises_on_any_text(text: str) -> None:
 
 @BUDGET
 @given(json_objects, st.sampled_from([None, 0, 2]), st.booleans())
-def test_partial_json_agrees_with_json_loads_on_complete_objects(value: dict[str, Any], indent: Any, ascii_only: bool) -> None:
+def test_partial_json_agrees_with_json_loads_on_complete_objects(
+    value: dict[str, Any], indent: Any, ascii_only: bool
+) -> None:
     text = dumped(value, indent, ascii_only)
     assert parse_streaming_json(text) == json.loads(text)
 
@@ -176,7 +176,9 @@ def test_partial_json_gives_an_empty_dict_for_other_complete_json(value: Any) ->
 
 @BUDGET
 @given(json_objects, st.sampled_from([None, 1]), st.booleans())
-def test_partial_json_every_prefix_is_a_dict_of_known_keys(value: dict[str, Any], indent: Any, ascii_only: bool) -> None:
+def test_partial_json_every_prefix_is_a_dict_of_known_keys(
+    value: dict[str, Any], indent: Any, ascii_only: bool
+) -> None:
     text = dumped(value, indent, ascii_only)
     step = max(1, len(text) // 60)  # at most ~60 prefixes per example keeps the budget fixed
     for end in [*range(0, len(text), step), len(text)]:
@@ -187,6 +189,10 @@ def test_partial_json_every_prefix_is_a_dict_of_known_keys(value: dict[str, Any]
 
 
 @BUDGET
-@given(st.lists(st.sampled_from(['{', '[', '"', ":", ",", "}", "]", "1", "-", "e", "\\", "u", "null", "tru", " "]), max_size=60))
+@given(
+    st.lists(
+        st.sampled_from(["{", "[", '"', ":", ",", "}", "]", "1", "-", "e", "\\", "u", "null", "tru", " "]), max_size=60
+    )
+)
 def test_partial_json_never_raises_on_json_like_junk(tokens: list[str]) -> None:
     assert isinstance(parse_streaming_json("".join(tokens)), dict)

@@ -23,7 +23,12 @@ def server() -> Iterator[MockProviderServer]:
 
 def model(server: MockProviderServer) -> Model:
     return Model.model_validate(
-        {"id": "m", "api": "anthropic-messages", "provider": "anthropic", "baseUrl": server.base_url("anthropic-messages")}
+        {
+            "id": "m",
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "baseUrl": server.base_url("anthropic-messages"),
+        }
     )
 
 
@@ -34,7 +39,9 @@ async def run(server: MockProviderServer, **options: Any) -> tuple[Any, list[Ret
         seen.append(info)
 
     opts = ProviderStreamOptions(api_key="k", http_transport=HttpxTransport(), on_retry=on_retry, **options)
-    message = await stream_simple(model(server), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, opts).result()
+    message = await stream_simple(
+        model(server), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, opts
+    ).result()
     return message, seen
 
 
@@ -48,7 +55,10 @@ async def test_retries_are_announced_with_status_and_delay(server: MockProviderS
     )
     message, seen = await run(server, max_retries=3)
     assert message.stop_reason == "stop" and message.content[0].text == "finally"
-    assert [(i.attempt, i.max_retries, i.status, i.server_delay) for i in seen] == [(1, 3, 429, True), (2, 3, 503, False)]
+    assert [(i.attempt, i.max_retries, i.status, i.server_delay) for i in seen] == [
+        (1, 3, 429, True),
+        (2, 3, 503, False),
+    ]
     assert seen[0].delay_ms == 200 and 0 < seen[1].delay_ms <= 1000
     assert "rate limit" in seen[0].error
 
@@ -71,5 +81,7 @@ async def test_a_failing_hook_changes_nothing(server: MockProviderServer) -> Non
         raise RuntimeError("the hook failed")
 
     opts = ProviderStreamOptions(api_key="k", http_transport=HttpxTransport(), on_retry=broken)
-    message = await stream_simple(model(server), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, opts).result()
+    message = await stream_simple(
+        model(server), {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}, opts
+    ).result()
     assert message.stop_reason == "stop"

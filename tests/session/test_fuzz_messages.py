@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+# Imported, not importorskip'ed: CI must never skip these (hypothesis is in the test extras).
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from py_agent.ai.types import AssistantMessage, ToolResultMessage, UserMessage  # noqa: E402
-from py_agent.session import (  # noqa: E402
+from py_agent.ai.types import AssistantMessage, ToolResultMessage, UserMessage
+from py_agent.session import (
     Session,
     export_jsonl,
     import_jsonl,
@@ -41,7 +39,9 @@ json_values = st.recursive(
 # Unknown fields newer pi versions may write: names that are no field of ours in any spelling.
 # (A null one is dropped, as for every optional field: the models never write null.)
 extra_fields = st.dictionaries(
-    st.sampled_from(["futureField", "x-vendor", "meta2", "éxtra"]), json_values.filter(lambda v: v is not None), max_size=2
+    st.sampled_from(["futureField", "x-vendor", "meta2", "éxtra"]),
+    json_values.filter(lambda v: v is not None),
+    max_size=2,
 )
 
 
@@ -50,12 +50,19 @@ def with_optional(required: dict[str, Any], optional: dict[str, Any]) -> Any:
 
 
 text_block = with_optional({"type": st.just("text"), "text": text}, {"textSignature": text})
-image_block = st.fixed_dictionaries({"type": st.just("image"), "data": text, "mimeType": st.sampled_from(["image/png", "image/jpeg"])})
+image_block = st.fixed_dictionaries(
+    {"type": st.just("image"), "data": text, "mimeType": st.sampled_from(["image/png", "image/jpeg"])}
+)
 thinking_block = with_optional(
     {"type": st.just("thinking"), "thinking": text}, {"thinkingSignature": text, "redacted": st.booleans()}
 )
 tool_call = with_optional(
-    {"type": st.just("toolCall"), "id": text, "name": text, "arguments": st.dictionaries(text, json_values, max_size=4)},
+    {
+        "type": st.just("toolCall"),
+        "id": text,
+        "name": text,
+        "arguments": st.dictionaries(text, json_values, max_size=4),
+    },
     {"thoughtSignature": text},
 )
 usage = with_optional(
@@ -78,7 +85,9 @@ assistant = with_optional(
     {
         "role": st.just("assistant"),
         "content": st.lists(text_block | thinking_block | tool_call, max_size=4),
-        "api": st.sampled_from(["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]),
+        "api": st.sampled_from(
+            ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]
+        ),
         "provider": text,
         "model": text,
         "usage": usage,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,10 +24,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = HERE / "pi_reference_check.mjs"
 HARNESS = HERE.parent / "reference" / "node_modules" / "@earendil-works" / "pi-agent-core" / "dist" / "harness"
 
-pytestmark = pytest.mark.skipif(
-    sys.platform == "emscripten" or shutil.which("node") is None or not HARNESS.is_dir(),
-    reason="needs Node.js and tests/reference/node_modules",
-)
+# Needs Node.js and pi's packages in tests/reference (installed by the shared `reference_install`
+# fixture, which fails rather than skips when Node is missing). Not for the Pyodide runner.
+pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="runs Node.js in a subprocess")
+
+
+@pytest.fixture(autouse=True)
+def _reference(reference_install: pathlib.Path) -> None:
+    assert HARNESS.is_dir(), f"{HARNESS} is missing after npm ci"
 
 
 def pi_reads(text: str) -> dict[str, Any]:

@@ -25,14 +25,14 @@ KEY = "sk-reliability-KEY-0001-abcdefgh"
 
 async def test_a_damaged_record_is_skipped_and_the_session_goes_on() -> None:
     backend = MemoryBackend()
-    app, rec = await make_app(backend)
+    app, _ = await make_app(backend)
     await call(app, "new_session")
     await call(app, "send", text="first")
     await idle(app)
     session_id = app.chat.id
     backend.entries[session_id][2] = "{not json"  # the thinking-level entry is damaged
     backend.entries[session_id][7] = ""  # and a junk record after the last one
-    app2, rec2 = await make_app(backend)
+    app2, _ = await make_app(backend)
     opened = await call(app2, "open_session", id=session_id)
     assert opened["found"] and opened["warnings"]
     await call(app2, "send", text="second")
@@ -54,8 +54,17 @@ async def test_read_only_open_recovers_and_writes_nothing_and_reload_rereads() -
     await call(app, "send", text="first")
     await idle(app)
     session_id = app.chat.id
-    draft = {"parentId": None, "message": {"role": "assistant", "content": [{"type": "text", "text": "half"}],
-                                           "api": "faux", "provider": "demo", "model": "demo", "stopReason": "stop"}}
+    draft = {
+        "parentId": None,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "half"}],
+            "api": "faux",
+            "provider": "demo",
+            "model": "demo",
+            "stopReason": "stop",
+        },
+    }
     backend.drafts[session_id] = json.dumps(draft)
     lines = list(all_lines(backend, session_id))
 
@@ -63,7 +72,7 @@ async def test_read_only_open_recovers_and_writes_nothing_and_reload_rereads() -
     await call(other, "open_session", id=session_id, readOnly=True)
     assert other.chat.read_only and "another tab" in other.chat.read_only_reason
     assert list(all_lines(backend, session_id)) == lines and session_id in backend.drafts
-    assert json.loads((await other.dispatch("send", json.dumps({"text": "x"}))))["error"]
+    assert json.loads(await other.dispatch("send", json.dumps({"text": "x"})))["error"]
 
     # The writing tab goes on; the read-only tab reads it again on demand.
     await call(app, "send", text="second")
@@ -93,7 +102,13 @@ async def test_retries_are_announced_without_the_key() -> None:
         await call(
             app,
             "save_custom_provider",
-            provider={"name": "Mock", "kind": "openai-compatible", "api": "anthropic-messages", "baseUrl": server.url, "models": ["m"]},
+            provider={
+                "name": "Mock",
+                "kind": "openai-compatible",
+                "api": "anthropic-messages",
+                "baseUrl": server.url,
+                "models": ["m"],
+            },
             discover=False,
         )
         await call(app, "save_key", provider="Mock", key=KEY)
