@@ -217,8 +217,39 @@ def report(
         f"{steps_line(app['warm, no snapshot'])}. \"Start Python\" begins when the last runtime file has arrived "
         '(WebAssembly compilation streams alongside the download); "import" is `import py_agent`; "the app" is '
         "web/app.js from boot's ready to its own (the app's Python modules, IndexedDB, the first render).",
+        "",
+        NOTES.strip(),
     ]
     return "\n".join(lines) + "\n"
+
+
+NOTES = """
+What the page does for it (README, "Speed and offline use"): `index.html` preloads the runtime files
+and the wheels are fetched while Python starts; the packages' bytecode comes precompiled
+(`pyodide/pycache.bin`, built with the site); the app opens its IndexedDB while Python starts; later
+visits are served by the service worker and restore the memory snapshot taken at the first visit
+instead of starting the interpreter (compare the row without it).
+
+Cold, the gap: the bare page's time is Pyodide's own start (compiling 9.6 MB of WebAssembly,
+starting CPython and importing Pyodide's ~190 start-up modules). The app adds, on the same two busy
+cores: its scripts, styles and front-end libraries; taking the memory snapshot for the next visit
+(importing the standard-library modules py_agent needs, copying ~30 MB); installing the six wheels
+(unzipped by Python; pydantic-core's 4 MB WebAssembly library compiled); `import py_agent` (its
+pydantic model classes are built at import); and the app's start (its Python modules, settings and
+keys from IndexedDB, the session list, the first render). Next steps: take the snapshot in a worker
+once the page is ready instead of on the way; unpack the wheels from one archive in JavaScript, as
+the bytecode already is; build the model classes that the first screen does not use on first use.
+
+Warm, the gap: the snapshot saves the interpreter's start and the service worker every download;
+what is left is Python work at every visit: installing the wheels, importing py_agent and pydantic,
+the app's start. It runs slower than at a normal start (compare the steps): a restored interpreter
+has not run yet, so V8 has not optimized its hot WebAssembly functions, which a normal start does
+during its seconds of start-up. 1.0 s needs a snapshot taken after `import py_agent` and the app's
+modules: Pyodide can only snapshot before a package with a WebAssembly library (pydantic-core) is
+loaded, as that library lives outside the snapshot's memory. Next steps: snapshots that reload
+dynamic libraries at their addresses (what Cloudflare's Python Workers do with Pyodide), or keeping
+pydantic-core and the model classes out of the first screen's imports.
+"""
 
 
 if __name__ == "__main__":

@@ -174,12 +174,12 @@ Where the time goes (CPython, cProfile): per delta the faux provider copies the 
 builds an event, and the loop copies the partial again and builds a `message_update` event (pi does the
 same four object spreads). These use `fast_construct`/`shallow_copy` (no validation, direct slot writes),
 and the faux stream is pulled in the consumer's task, so a delta costs no event-loop round trip (as pi's
-microtask pacing). The rest is interpreter overhead of the generator, the reducer and the listener call:
-CPython runs each of those Python-level steps about 4 times slower than V8 runs pi's JavaScript, and
-Pyodide (CPython compiled to WebAssembly, no JIT) about 8–10 times slower again than native CPython.
-Next steps if the gap matters: plain `__slots__` classes for stream events (they are pydantic models by
-decision 8), or batching deltas for listeners that opt in (the chat app already renders once per
-animation frame, so it would lose nothing).
+microtask pacing). The rest is interpreter overhead of the generator, the reducer and the listener call.
+Pyodide runs the same Python compiled to WebAssembly (no JIT for Python code), a few times slower than
+native CPython; Chromium's V8 runs it faster than Node 20's. pi's runs are short and move with the
+machine's load (see their spread), so the ratios do too. Next steps if a gap matters: plain `__slots__`
+classes for stream events (they are pydantic models by decision 8), or batching deltas for listeners
+that opt in (the chat app renders at most once per animation frame, so it would lose nothing).
 """
 
 if __name__ == "__main__":

@@ -186,6 +186,7 @@ function catchWasmFailure() {
       } catch (cause) {
         fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
           cause,
+          step: "compile", // even when the other runtime files are still arriving (it is preloaded)
           hint: incompleteSiteHint(),
         }));
         throw cause;

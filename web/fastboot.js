@@ -14,6 +14,8 @@
 //   (scripts/pycache.mjs); the bundle is written into site-packages before `import py_agent`.
 // - The service worker (sw.js), registered once the page is ready: it caches every file of the
 //   site, and later visits are served from that cache (offline too).
+// - A scheduler for Pyodide's event loop that runs Python's callbacks in slices of at most 8 ms, so
+//   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 const SNAPSHOT_PATH = "__sw__/snapshot";
 const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
@@ -80,7 +82,7 @@ export function afterStart(pyodide, version, snapshot, siteUrl) {
   try {
     return startOrSnapshot(pyodide, version, snapshot, siteUrl);
   } finally {
-    useOneTaskPerCallback(pyodide);
+    useResponsiveScheduler(pyodide);
   }
 }
 
@@ -125,28 +127,50 @@ del _i, _m
 }
 
 // Pyodide's event loop runs each asyncio callback from a message on one shared MessageChannel,
-// one message per callback, and each message runs every callback queued so far. When Python is
-// busy (a fast stream: many callbacks per delta), messages pile up and Chrome delivers them one
-// after the other without rendering, running timers or handling input: tasks of hundreds of ms.
-// Replaced by: at most one message in flight, one callback per task (same order; delays > 2 ms
-// still use setTimeout, as Pyodide does).
-function useOneTaskPerCallback(pyodide) {
+// one message per callback, and each message runs every callback queued so far; the Python code
+// then runs in promise reactions (microtasks) after it. When Python is busy (a fast stream: many
+// callbacks per delta), messages pile up and Chrome delivers them back to back, each with its
+// microtasks: no rendering, no timers, no input for hundreds of ms. Replaced by: one message in
+// flight; its task runs the queued callbacks one at a time in a chain of microtasks (so what each
+// starts in Python has run, and is counted, before the next one) until TASK_BUDGET_MS have passed;
+// the rest waits for the next message, a new task: the browser renders and handles input in
+// between. The order is kept; delays over 2 ms still use setTimeout, as Pyodide does.
+const TASK_BUDGET_MS = 8;
+
+function useResponsiveScheduler(pyodide) {
   const queue = [];
-  let posted = false;
+  let posted = false; // a message is on its way
+  let draining = false; // a chain of microtasks is running the queue
+  let taskStart = 0;
   const channel = new MessageChannel();
-  channel.port1.onmessage = () => {
-    posted = false;
-    const callback = queue.shift();
-    if (queue.length) {
+  const drain = () => {
+    if (!queue.length) {
+      draining = false;
+      return;
+    }
+    if (performance.now() - taskStart >= TASK_BUDGET_MS) {
+      draining = false;
       posted = true;
       channel.port2.postMessage(0);
+      return;
     }
-    callback?.();
+    try {
+      queue.shift()(); // queues its promise reactions (the Python code) before the next drain
+    } catch (error) {
+      reportError(error);
+    }
+    queueMicrotask(drain);
+  };
+  channel.port1.onmessage = () => {
+    posted = false;
+    draining = true;
+    taskStart = performance.now();
+    drain();
   };
   function scheduleCallback(callback, delay = 0) {
     if (delay > 2) return setTimeout(callback, delay);
     queue.push(callback);
-    if (!posted) {
+    if (!draining && !posted) {
       posted = true;
       channel.port2.postMessage(0);
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import types
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -128,33 +129,38 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+# Keyed by plain functions only (a bound method's ``__func__``): a bound method as a key would keep
+# its object alive (a closed chat session with its whole transcript, for instance).
 _capacity_cache: dict[Any, int | None] = {}
 
 
 def positional_capacity(function: Any) -> int | None:
     """How many positional arguments ``function`` takes (``None``: any number)."""
-    try:
-        return _capacity_cache[function]
-    except (KeyError, TypeError):
-        pass
+    bound = isinstance(function, types.MethodType)
+    key = function.__func__ if bound else function
+    if isinstance(key, types.FunctionType):
+        try:
+            capacity = _capacity_cache[key]
+        except KeyError:
+            capacity = _capacity_cache[key] = _count_positional(key)
+            if len(_capacity_cache) > 1024:
+                _capacity_cache.clear()
+        # The bound object fills the first parameter.
+        return capacity - 1 if bound and capacity else capacity
+    return _count_positional(function)
+
+
+def _count_positional(function: Any) -> int | None:
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        capacity: int | None = None
-    else:
-        capacity = 0
-        for parameter in parameters:
-            if parameter.kind is parameter.VAR_POSITIONAL:
-                capacity = None
-                break
-            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
-                capacity += 1
-    try:
-        if len(_capacity_cache) > 1024:
-            _capacity_cache.clear()
-        _capacity_cache[function] = capacity
-    except TypeError:
-        pass
+        return None
+    capacity = 0
+    for parameter in parameters:
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            return None
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            capacity += 1
     return capacity
 
 

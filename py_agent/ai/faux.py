@@ -272,6 +272,9 @@ def _split_by_token_size(text: str, min_size: int, max_size: int) -> list[str]:
     """
     chunks = []
     if text.isascii():
+        if min_size == max_size:  # nothing to draw: the same slices, without 1 draw per chunk
+            size = max(1, min_size * 4)
+            return [text[i : i + size] for i in range(0, len(text), size)] or [""]
         index = 0
         while index < len(text):
             char_size = max(1, random.randint(min_size, max_size) * 4)

@@ -74,6 +74,12 @@ def _show_written_files(host: ToolHost) -> Callable[[WorkspaceChange], None]:
 async def _factory(host: ToolHost) -> list[AgentTool]:
     workspace = await open_workspace(host.session_id)
     host.extras["workspace"] = workspace
+    # Tools are built for the chat the page shows: the hosts of chats shown before are let go
+    # (kept, they would keep those chats, agents and transcripts in memory for good).
+    for session_id in [s for s in _hosts if s != host.session_id]:
+        del _hosts[session_id]
+    for session_id in [s for s in _watching if s != host.session_id]:
+        _watching.pop(session_id)()
     _hosts[host.session_id] = host
     stop = _watching.pop(host.session_id, None)
     if stop is not None:
