@@ -19,7 +19,8 @@ Layout of static/ (all URLs inside the site are relative, so it works from any s
     pyodide/                           Pyodide's runtime files, the wheels, and the site's own
                                        pyodide-lock.json (only the packages shipped here, with sha256);
                                        sandbox-lock.json: the same plus the python tool's extra wheels;
-                                       pycache.bin: the wheels' bytecode, precompiled (needs Node.js)
+                                       site-packages.bin: the site's packages installed, with their
+                                       bytecode precompiled, as the page writes them (needs Node.js)
     sw.js                              the service worker: every file of manifest.json's "files", cached
 """
 
@@ -417,7 +418,7 @@ def check_dependencies_shipped(wheel: WheelInfo, shipped: set[str]) -> None:
 def inputs_digest() -> str:
     """A digest of everything static/ is made from; the tests rebuild when it changes."""
     digest = hashlib.sha256()
-    paths = [ROOT / "build.py", LOCK_PATH, ROOT / "pyproject.toml", PYCACHE_SCRIPT, *package_files()]
+    paths = [ROOT / "build.py", LOCK_PATH, ROOT / "pyproject.toml", SITE_PACKAGES_SCRIPT, *package_files()]
     paths += sorted(p for p in WEB.rglob("*") if p.is_file())
     for path in paths:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
@@ -555,7 +556,7 @@ def build_site_into(site: Path, digest: str) -> None:
     site_lock = {"info": lock_info, "packages": dict(sorted(packages.items()))}
     write_json(runtime_dir / "pyodide-lock.json", site_lock)
     sandbox_wheels = write_sandbox_lock(runtime_dir, lock, lock_info, wheels)
-    pycache = build_pycache(runtime_dir, sorted(p["sha256"] for p in packages.values()))
+    site_packages = build_site_packages(runtime_dir, sorted(p["sha256"] for p in packages.values()))
 
     copy_web(site)
     vendored = vendor_frontend(site / VENDOR_DIR, lock.npm)
@@ -574,7 +575,7 @@ def build_site_into(site: Path, digest: str) -> None:
         "wheels": manifest_wheels,
         "sandbox_lock_file": f"pyodide/{SANDBOX_LOCK}",
         "sandbox_wheels": sandbox_wheels,
-        "pycache": pycache,
+        "site_packages": site_packages,
         "vendor": vendored,
         "inputs_sha256": digest,
         "files": site_files(site),
@@ -598,37 +599,43 @@ def site_files(site: Path) -> list[dict[str, Any]]:
 
 
 SANDBOX_LOCK = "sandbox-lock.json"
-PYCACHE_SCRIPT = ROOT / "scripts" / "pycache.mjs"
-PYCACHE_FILE = "pycache.bin"
+SITE_PACKAGES_SCRIPT = ROOT / "scripts" / "site_packages.mjs"
+SITE_PACKAGES_FILE = "site-packages.bin"
 
 
-def build_pycache(runtime_dir: Path, wheel_hashes: list[str]) -> dict[str, Any] | None:
-    """The site's packages byte-compiled for Pyodide (scripts/pycache.mjs, under Node.js), so that
-    the page imports them without compiling their sources: {file, size, sha256} for the manifest.
+def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> dict[str, Any] | None:
+    """The site's packages installed by Pyodide and byte-compiled (scripts/site_packages.mjs, under
+    Node.js), as one bundle that the page writes into site-packages: no wheel to unzip, no source to
+    compile at boot. {file, size, sha256} for the manifest.
 
-    Cached in .cache/pycache/ by the runtime, the wheels and the script. Without Node.js, or if
-    the script fails, the site ships without it (the page then compiles the sources, slower)."""
+    Cached in .cache/site-packages/ by the runtime, the wheels and the script. Without Node.js, or
+    if the script fails, the site ships without it (the page then unzips the wheels and imports
+    compile the sources, slower)."""
     key = hashlib.sha256(
-        "\0".join([PYODIDE_VERSION, *wheel_hashes, sha256_file(PYCACHE_SCRIPT)]).encode()
+        "\0".join([PYODIDE_VERSION, *wheel_hashes, sha256_file(SITE_PACKAGES_SCRIPT)]).encode()
     ).hexdigest()
-    cached = CACHE / "pycache" / f"{key}.bin"
+    cached = CACHE / "site-packages" / f"{key}.bin"
     if not cached.exists():
         node = shutil.which("node")
         if node is None:
-            log("Node.js is missing: the site ships without precompiled bytecode (imports are slower)")
+            log("Node.js is missing: the site ships without its site-packages bundle (boot is slower)")
             return None
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_name(cached.name + ".part")
         result = subprocess.run(
-            [node, str(PYCACHE_SCRIPT), str(runtime_dir.parent), str(partial)],
+            [node, str(SITE_PACKAGES_SCRIPT), str(runtime_dir.parent), str(partial)],
             capture_output=True, text=True, check=False, timeout=600,
         )
         if result.returncode != 0 or not partial.exists():
-            log(f"precompiling the site's packages failed, shipping without bytecode: {result.stderr.strip()[-600:]}")
+            log(f"bundling the site's packages failed, shipping without: {result.stderr.strip()[-600:]}")
             return None
         partial.replace(cached)
-    shutil.copyfile(cached, runtime_dir / PYCACHE_FILE)
-    return {"file": f"{runtime_dir.name}/{PYCACHE_FILE}", "size": cached.stat().st_size, "sha256": sha256_file(cached)}
+    shutil.copyfile(cached, runtime_dir / SITE_PACKAGES_FILE)
+    return {
+        "file": f"{runtime_dir.name}/{SITE_PACKAGES_FILE}",
+        "size": cached.stat().st_size,
+        "sha256": sha256_file(cached),
+    }
 
 
 def write_sandbox_lock(
@@ -683,6 +690,43 @@ def vendor_frontend(dest: Path, pins: Sequence[Pin]) -> list[dict[str, Any]]:
     return vendored
 
 
+# The sandbox frame of the javascript and python tools (web/sandbox/host.js) is one document built
+# twice, so the two can never drift apart: frame.html blocks every network request, frame-net.html
+# (only for a tool the user allowed network access) lets the code reach http(s) and ws(s) hosts.
+# Each fills the template's {{ABOUT}} (its header comment) and {{CSP}} (its policy).
+SANDBOX_FRAME_TEMPLATE = "sandbox/frame.template.html"
+_FRAME_DENIED = (
+    "style-src 'none'; font-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; "
+    "form-action 'none'; base-uri 'none'"
+)
+SANDBOX_FRAMES: dict[str, dict[str, str]] = {
+    "sandbox/frame.html": {
+        "ABOUT": """\
+  The sandbox frame of the javascript and python tools, network OFF.
+  The page loads it in <iframe sandbox="allow-scripts"> (never allow-same-origin), so it has an
+  opaque origin: no access to the page, its storage or its cookies. This policy blocks every
+  network request (connect-src 'none', no script or image hosts) for the frame and for the
+  workers it creates from blob: URLs, which inherit it.
+  frame-net.html is the same document with network access, for tools the user allowed it.
+  The inline script only starts the worker the page sends; it accepts one message, from its
+  parent, and never relays messages from the worker to the page (they use a private
+  MessageChannel port instead).""",
+        "CSP": "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; "
+        f"connect-src 'none'; img-src 'none'; {_FRAME_DENIED}",
+    },
+    "sandbox/frame-net.html": {
+        "ABOUT": """\
+  The sandbox frame of the javascript and python tools, network ON: used only for a tool the
+  user allowed network access in the settings. Same as frame.html (opaque origin through
+  <iframe sandbox="allow-scripts">, no access to the page, its storage or its cookies; one
+  message accepted, from the parent; worker traffic on a private MessageChannel port), except
+  that its policy lets the code, and the workers it creates, reach http(s) and ws(s) hosts.""",
+        "CSP": "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob: http: https:; worker-src blob:; "
+        f"connect-src http: https: ws: wss:; img-src data: blob: http: https:; {_FRAME_DENIED}",
+    },
+}
+
+
 def copy_web(site: Path) -> None:
     if not (WEB / "index.html").exists():
         raise BuildError(f"{WEB / 'index.html'} is missing")
@@ -690,9 +734,25 @@ def copy_web(site: Path) -> None:
         rel = src.relative_to(WEB)
         if src.is_dir() or any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
             continue
+        if rel.as_posix() == SANDBOX_FRAME_TEMPLATE:
+            continue  # not served itself: write_sandbox_frames() fills it in
         dest = site / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
+    write_sandbox_frames(site)
+
+
+def write_sandbox_frames(site: Path) -> None:
+    # Bytes, not text: no newline translation, so a frame is the template byte for byte but its fields.
+    template = (WEB / SANDBOX_FRAME_TEMPLATE).read_bytes().decode("utf-8")
+    for rel, fields in SANDBOX_FRAMES.items():
+        html = template
+        for name, value in fields.items():
+            placeholder = "{{" + name + "}}"
+            if html.count(placeholder) != 1:
+                raise BuildError(f"web/{SANDBOX_FRAME_TEMPLATE} must hold {placeholder} exactly once")
+            html = html.replace(placeholder, value)
+        (site / rel).write_bytes(html.encode("utf-8"))
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -167,7 +167,7 @@ def median(values: list[float]) -> float:
 
 
 def steps_line(visits: list[dict[str, Any]]) -> str:
-    names = {"download": "download", "compile": "start Python", "install": "install wheels", "import": "import"}
+    names = {"download": "download", "compile": "start Python", "install": "install packages", "import": "import"}
     parts = [f"{label} {median([v['steps'][key] for v in visits]):.0f}" for key, label in names.items()]
     app_part = median([v["ready"] - v["bootReady"] for v in visits])
     return ", ".join(parts) + f", then the app {app_part:.0f}"
@@ -225,23 +225,39 @@ def report(
 
 NOTES = """
 What the page does for it (README, "Speed and offline use"): `index.html` preloads the runtime files
-and the wheels are fetched while Python starts; the packages' bytecode comes precompiled
-(`pyodide/pycache.bin`, built with the site); the app opens its IndexedDB while Python starts; later
-visits are served by the service worker and restore the memory snapshot taken at the first visit
-instead of starting the interpreter (compare the row without it).
+and boot.js's own modules; the packages come as `pyodide/site-packages.bin` (built with the site: the
+six wheels installed by Pyodide and byte-compiled, with a copy of the standard library modules
+py_agent imports and their bytecode, as the standard library's zip has none), fetched with its
+sha256 and inflated by the browser while Python starts, then written into site-packages and
+pydantic-core's library instantiated from the module compiled meanwhile; pydantic does not look for
+plugins (`PYDANTIC_DISABLE_PLUGINS`); the message TypeAdapters and the session models build their
+validators on first use; the app opens its IndexedDB while Python starts; the memory snapshot for
+the next visit is made in a worker with a Pyodide of its own once the app is ready, and the
+service worker caches the site then too (neither on the way to ready). Later visits are served by
+the service worker and restore that snapshot instead of starting the interpreter (compare the row
+without it).
 
 Cold, the gap: the bare page's time is Pyodide's own start (compiling 9.6 MB of WebAssembly,
-starting CPython and importing Pyodide's ~190 start-up modules). The app adds, on the same two busy
-cores: its scripts, styles and front-end libraries; taking the memory snapshot for the next visit
-(importing the standard-library modules py_agent needs, copying ~30 MB); installing the six wheels
-(unzipped by Python; pydantic-core's 4 MB WebAssembly library compiled); `import py_agent` (its
-pydantic model classes are built at import); and the app's start (its Python modules, settings and
-keys from IndexedDB, the session list, the first render). Next steps: take the snapshot in a worker
-once the page is ready instead of on the way; unpack the wheels from one archive in JavaScript, as
-the bytecode already is; build the model classes that the first screen does not use on first use.
+starting CPython and importing Pyodide's ~190 start-up modules, each compiled from source: the
+standard library's zip has no bytecode). What the app adds, on the same two busy cores (Chromium
+traces): its scripts and styles, and the manifest's round trip before the runtime starts (~50 ms);
+site-packages.bin's 4.3 MB beside the runtime's download, and its inflation (~60 ms on the page's
+thread, just before or after CPython's start, whichever it arrives in); writing its ~520 files and
+instantiating pydantic-core (~70 ms); `import py_agent` (~160 ms: pydantic's model classes, and
+~800 annotation strings compiled as pydantic evaluates them: py_agent's modules use `from
+__future__ import annotations`); the app's start (~250 ms: its Python modules, settings and keys
+from IndexedDB, the session list, the first render and layout). Measured and left out, no gain
+in A/B medians: inflating in a worker (a worker's thread starts only when the page's thread is
+free, so often after CPython's start, when the page has the bytes as soon); compiling the
+runtime's WebAssembly from the page's first moment rather than after manifest.json (CPython's
+start, not the compilation, is the long pole). Compiling pydantic-core's library while Python
+starts saves only ~20 ms (Chromium compiles WebAssembly lazily). Next steps: py_agent's
+modules without `from __future__ import annotations` (Python 3.14 evaluates deferred annotations
+without compiling strings); a first screen drawn from IndexedDB by JavaScript while Python starts;
+a standard library zip with bytecode (Pyodide's own start, the bare page's too, would be faster).
 
 Warm, the gap: the snapshot saves the interpreter's start and the service worker every download;
-what is left is Python work at every visit: installing the wheels, importing py_agent and pydantic,
+what is left is Python work at every visit: installing the packages, importing py_agent and pydantic,
 the app's start. It runs slower than at a normal start (compare the steps): a restored interpreter
 has not run yet, so V8 has not optimized its hot WebAssembly functions, which a normal start does
 during its seconds of start-up. 1.0 s needs a snapshot taken after `import py_agent` and the app's

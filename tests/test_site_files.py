@@ -1,5 +1,5 @@
 """What the built site gives the service worker and the boot: the manifest's list of files, and
-the precompiled bytecode (build.py's site_files() and build_pycache(), scripts/pycache.mjs)."""
+the site-packages bundle (build.py's site_files() and build_site_packages(), scripts/site_packages.mjs)."""
 
 from __future__ import annotations
 
@@ -36,40 +36,54 @@ def test_manifest_lists_every_file_of_the_site(built_site: Path) -> None:
     assert (built_site / "sw.js").is_file()
 
 
-def test_precompiled_bytecode_matches_the_wheels(built_site: Path) -> None:
+def test_site_packages_bundle_is_the_wheels_installed_and_compiled(built_site: Path) -> None:
     info = manifest(built_site)
     if shutil.which("node") is None:
-        assert info["pycache"] is None  # without Node.js the site ships without it
+        assert info["site_packages"] is None  # without Node.js the site ships without it
         return
-    pycache = info["pycache"]
-    assert pycache is not None, "Node.js is there, but the site has no precompiled bytecode"
-    data = (built_site / pycache["file"]).read_bytes()
-    assert len(data) == pycache["size"] and hashlib.sha256(data).hexdigest() == pycache["sha256"]
+    bundle = info["site_packages"]
+    assert bundle is not None, "Node.js is there, but the site has no site-packages.bin"
+    assert build.SITE_PACKAGES_FILE in bundle["file"]
+    data = (built_site / bundle["file"]).read_bytes()
+    assert len(data) == bundle["size"] and hashlib.sha256(data).hexdigest() == bundle["sha256"]
     raw = gzip.decompress(data)
     header, index_line, body = raw.split(b"\n", 2)
-    assert header == b"py-agent-pycache 1"
+    assert header == b"py-agent-site-packages 1"
     index = json.loads(index_line)
     assert sum(size for _, size in index) == len(body)
+    files: dict[str, bytes] = {}
+    offset = 0
+    for path, size in index:
+        files[path] = body[offset : offset + size]
+        offset += size
 
+    # Every file of every wheel, as it is in the wheel.
     sources: set[str] = set()
     for wheel in info["wheels"]:
         with zipfile.ZipFile(built_site / wheel["file"]) as zf:
+            for name in zf.namelist():
+                if not name.endswith("/"):
+                    assert files.get(name) == zf.read(name), f"{wheel['file']}: {name}"
             sources |= {name for name in zf.namelist() if name.endswith(".py")}
+            dist_info = next(n.split("/")[0] for n in zf.namelist() if n.split("/")[0].endswith(".dist-info"))
+            assert files[f"{dist_info}/INSTALLER"] == b"pyodide.loadPackage"
+
+    # The bytecode: checked-hash .pyc files (PEP 552 flags 0b11) of the wheels' sources, and of the
+    # standard library modules py_agent imports (with their sources) in _py_agent_stdlib/.
     magics = set()
-    offset = 0
-    for path, size in index:
-        pyc = body[offset : offset + size]
-        offset += size
+    for path, pyc in files.items():
+        if not path.endswith(".pyc"):
+            continue
         folder, _, name = path.rpartition("/")
         source = f"{folder.removesuffix('__pycache__').rstrip('/')}/{name.split('.')[0]}.py".lstrip("/")
-        assert source in sources, path
+        assert source in sources or (path.startswith("_py_agent_stdlib/") and source in files), path
         magics.add(pyc[:4])
-        # PEP 552: flags 0b11, a hash-based .pyc checked against its source before use.
         assert int.from_bytes(pyc[4:8], "little") == 0b11, path
     assert len(magics) == 1
-    assert any(p.startswith("py_agent/") for p, _ in index) and any(p.startswith("pydantic/") for p, _ in index)
-    # py_agent's own modules are all there.
+    # py_agent's own modules are all there, compiled.
     assert {s for s in sources if s.startswith("py_agent/")} == {
-        f"{p.split('/__pycache__/')[0]}/{p.rsplit('/', 1)[1].split('.')[0]}.py" for p, _ in index if p.startswith("py_agent/")
+        f"{p.split('/__pycache__/')[0]}/{p.rsplit('/', 1)[1].split('.')[0]}.py"
+        for p in files
+        if p.startswith("py_agent/") and p.endswith(".pyc")
     }
-    assert build.PYCACHE_FILE in pycache["file"]
+    assert "_py_agent_stdlib/ipaddress.py" in files

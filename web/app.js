@@ -448,13 +448,14 @@ function buildSessionMenu() {
   const button = $("#session-menu-btn");
   const menu = $("#session-menu");
   const items = [
+    ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
     ...items.map(([label, iconName, action], i) => {
-      const b = h("button", { type: "button", role: "menuitem", class: i === 2 ? "danger" : "" }, icon(iconName), label);
+      const b = h("button", { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" }, icon(iconName), label);
       b.addEventListener("click", () => {
         close();
         action();
@@ -492,6 +493,12 @@ function buildSessionMenu() {
   document.addEventListener("click", (event) => {
     if (!menu.hidden && !menu.contains(event.target)) close();
   });
+}
+
+// The session's workspace in the side panel (also opened by a tool card's file chips).
+async function openFiles() {
+  const reply = await run(() => py("panel_message", { panel: "workspace", data: { type: "open" } }));
+  if (reply && (!reply.handled || reply.result === false)) toast("This chat has no workspace: turn on the workspace tools in Settings → Tools.", "info");
 }
 
 async function editSystemPrompt() {

@@ -7,14 +7,17 @@
 // dispatched on document when it changes.
 //
 // Every URL is resolved against this module's own URL, so the site works from any sub-path.
-// Wheels are installed in one pyodide.loadPackage() call resolved through the site's own
-// pyodide-lock.json (written by build.py): Pyodide fetches each wheel with the lock's sha256 as
-// Subresource Integrity, so the browser rejects a file whose hash differs.
-// Faster later visits and offline use (memory snapshot, wheels fetched while Python starts,
-// the service worker): see fastboot.js.
+// The packages are installed from site-packages.bin (built by build.py: the wheels installed and
+// byte-compiled), fetched with its sha256 from manifest.json as Subresource Integrity, so the
+// browser rejects a file whose hash differs; it is fetched and unpacked while Python starts
+// (unpack.js). Faster first and later visits and offline use (the memory snapshot, made in a
+// worker once the app is ready; the service worker): see fastboot.js.
+// window.pyAgent.timings: each step's milliseconds; window.pyAgent.marks: finer points of the
+// boot, in milliseconds since navigation start.
 
 import {
-  afterStart, deleteSnapshot, enableOffline, installPycache, prefetch, readSnapshot, snapshotOptions, versionOf,
+  afterStart, deleteSnapshot, enableOffline, installPackageFiles, makeSnapshot, PYTHON_ENV, readSnapshot,
+  snapshotOptions, startUnpacking, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -45,6 +48,10 @@ let failed = false;
 const stepProgress = Object.fromEntries(STEPS.map((s) => [s, 0]));
 const stepStarted = {};
 const timings = {}; // step -> milliseconds, exposed as window.pyAgent.timings
+const marks = {}; // finer points of the boot: name -> ms since navigation start (window.pyAgent.marks)
+const mark = (name, at = performance.now()) => {
+  marks[name] ??= Math.round(at);
+};
 let siteVersion = null; // SHA-256 of manifest.json (fastboot.js, sw.js)
 
 function siteUrl(path) {
@@ -170,7 +177,8 @@ async function checkRuntimeFiles(manifest) {
 
 // Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
 // starts, the two instantiate functions are wrapped so that such a failure ends the boot.
-function catchWasmFailure() {
+// `onCompiled` is called once the runtime's WebAssembly is compiled and instantiated.
+function catchWasmFailure(onCompiled) {
   const original = {
     instantiate: WebAssembly.instantiate,
     instantiateStreaming: WebAssembly.instantiateStreaming,
@@ -182,7 +190,9 @@ function catchWasmFailure() {
   for (const [name, fn] of Object.entries(original)) {
     WebAssembly[name] = async function (...args) {
       try {
-        return await fn.apply(this, args);
+        const result = await fn.apply(this, args);
+        if (name === "instantiateStreaming" || args[0]?.byteLength > 1e6) onCompiled();
+        return result;
       } catch (cause) {
         fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
           cause,
@@ -196,7 +206,7 @@ function catchWasmFailure() {
   return { failure, restore: () => Object.assign(WebAssembly, original) };
 }
 
-async function startPython(manifest, snapshotPromise) {
+async function startPython(manifest, snapshotPromise, onCompiled) {
   const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
   let arrived = 0;
   let compileStarted = false;
@@ -225,13 +235,17 @@ async function startPython(manifest, snapshotPromise) {
     });
   }
   const stderr = [];
-  const wasm = catchWasmFailure();
+  const wasm = catchWasmFailure(() => {
+    mark("runtime compiled");
+    onCompiled();
+  });
   let pyodide;
   let snapshot = await snapshotPromise;
   const options = {
     indexURL,
     lockFileURL: siteUrl(manifest.lock_file),
     packageBaseUrl: indexURL,
+    env: { ...PYTHON_ENV },
     stdout: (line) => console.log(line),
     stderr: (line) => {
       stderr.push(line);
@@ -240,7 +254,7 @@ async function startPython(manifest, snapshotPromise) {
   };
   try {
     try {
-      pyodide = await Promise.race([loadPyodide({ ...options, ...snapshotOptions(siteVersion, snapshot) }), wasm.failure]);
+      pyodide = await Promise.race([loadPyodide({ ...options, ...snapshotOptions(snapshot) }), wasm.failure]);
     } catch (cause) {
       if (!snapshot || cause instanceof BootError) throw cause;
       console.warn("py-agent: the memory snapshot did not load; starting Python without it:", cause);
@@ -259,14 +273,16 @@ async function startPython(manifest, snapshotPromise) {
   } finally {
     wasm.restore();
     stopWatching();
+    onCompiled();
   }
+  mark("python started");
   if (!compileStarted) {
     // Files came from a cache that Resource Timing did not report: the download is over anyway.
     finishStep("download", formatBytes(runtimeBytes));
     startStep("compile");
   }
   try {
-    Object.assign(window.pyAgent.boot, afterStart(pyodide, siteVersion, snapshot, siteUrl));
+    Object.assign(window.pyAgent.boot, afterStart(pyodide, siteVersion, snapshot));
   } catch (cause) {
     throw pythonRaised(cause);
   }
@@ -274,50 +290,47 @@ async function startPython(manifest, snapshotPromise) {
   return pyodide;
 }
 
-async function installPackages(pyodide, manifest, prefetched) {
+async function installPackages(pyodide, manifest, unpacking) {
   startStep("install");
   const wheels = manifest.wheels;
-  let installed = 0;
-  const stopWatching = watchDownloads(wheels, () => {
-    installed += 1;
-    stepProgress.install = installed / wheels.length;
-    setStepStatus("install", "active", `${installed} of ${wheels.length}`);
-    renderProgress();
-  });
-  const errors = [];
-  try {
-    await prefetched.during(() =>
-      pyodide.loadPackage(manifest.packages, {
-        messageCallback: (msg) => console.log(msg),
-        errorCallback: (msg) => {
-          errors.push(msg);
-          console.error(msg);
-        },
-        checkIntegrity: true,
-      }),
-    );
-  } catch (cause) {
-    errors.push(cause.message);
-  } finally {
-    stopWatching();
+  const { archives } = unpacking;
+  let unpacked = 0;
+  for (const { files } of archives) {
+    files.then(() => {
+      unpacked += 1;
+      stepProgress.install = unpacked / archives.length;
+      setStepStatus("install", "active", `${unpacked} of ${archives.length}`);
+      renderProgress();
+    }, () => {});
   }
-  const loaded = pyodide.loadedPackages;
-  const notLoaded = wheels.filter((w) => !(w.name in loaded));
-  if (errors.length || notLoaded.length) {
-    // Tell a missing wheel from one whose bytes do not match its sha256 in the site's lock.
+  const results = await Promise.allSettled(archives.map(async ({ files, dynlibs }) => ({
+    files: await files, dynlibs: await dynlibs,
+  })));
+  mark("unpacked");
+  const broken = results.map((r, i) => [archives[i].source, r.reason]).filter(([, reason]) => reason);
+  if (broken.length) {
+    // Tell a missing file from one whose bytes do not match their sha256 in the manifest.
     const problems = await Promise.all(
-      notLoaded.map(async (w) => (await headProblem(w)) ??
-        `${w.file} does not match its sha256 in ${manifest.lock_file}`),
+      broken.map(async ([source, reason]) => (await headProblem(source)) ??
+        (reason.status || reason.name !== "TypeError"
+          ? `${source.file} could not be unpacked (${reason.message})`
+          : `${source.file} does not match its sha256 in manifest.json`)),
     );
-    throw new BootError(
-      `Could not install the packages${problems.length ? `: ${problems.join("; ")}` : ""}`,
-      { detail: errors.join("\n"), hint: incompleteSiteHint() },
-    );
+    throw new BootError(`Could not install the packages: ${problems.join("; ")}`, {
+      detail: broken.map(([source, reason]) => `${source.file}: ${reason.message}`).join("\n"),
+      hint: incompleteSiteHint(),
+    });
   }
-  if (manifest.pycache) {
-    const pycache = await installPycache(pyodide, prefetched.take(manifest.pycache.file));
-    window.pyAgent.boot.pycache = pycache;
-    if (typeof pycache === "string") console.warn(`py-agent: no precompiled bytecode (${pycache}): imports compile the sources`);
+  try {
+    await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name));
+  } catch (cause) {
+    throw new BootError(`Could not install the packages: ${cause.message}`, {
+      cause, detail: cause.stack ?? "", hint: incompleteSiteHint(),
+    });
+  }
+  mark("installed");
+  if (!manifest.site_packages) {
+    console.warn("py-agent: no site-packages.bin (a site built without Node.js): the wheels were unzipped, and imports compile the sources");
   }
   finishStep("install", `${wheels.length} packages`);
 }
@@ -325,12 +338,19 @@ async function installPackages(pyodide, manifest, prefetched) {
 async function importPyAgent(pyodide) {
   startStep("import");
   try {
+    // site-packages.bin's copy of the standard library modules py_agent imports, with their
+    // bytecode (scripts/site_packages.mjs), goes before the standard library's zip (no bytecode).
     const versions = pyodide.runPython(`
-import json, sys
+import json, os, sys
+_stdlib = os.path.join(${JSON.stringify(pyodide._api.sitepackages)}, "_py_agent_stdlib")
+if os.path.isdir(_stdlib) and _stdlib not in sys.path:
+    sys.path.insert(next((i for i, p in enumerate(sys.path) if p.endswith(".zip")), 0), _stdlib)
+del _stdlib
 import py_agent, pydantic
 json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
 `);
     finishStep("import");
+    mark("imported");
     return { ...JSON.parse(versions), pyodide: pyodide.version };
   } catch (cause) {
     throw pythonRaised(cause);
@@ -390,26 +410,31 @@ function showError(error) {
 }
 
 async function boot() {
+  mark("boot");
   startStep("download");
   const manifest = await loadManifest();
+  mark("manifest");
   const snapshot = readSnapshot(siteVersion, siteUrl);
-  const prefetched = prefetch([...manifest.wheels, manifest.pycache].filter(Boolean), siteUrl);
+  // The packages are fetched and unpacked while Python starts (unpack.js).
+  const unpacking = startUnpacking(manifest, siteUrl, mark);
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);
-  const python = startPython(manifest, snapshot).catch(async (error) => {
+  const python = startPython(manifest, snapshot, unpacking.compile).catch(async (error) => {
     await check;
     throw error;
   });
   const [, pyodide] = await Promise.all([check, python]);
-  await installPackages(pyodide, manifest, prefetched);
+  await installPackages(pyodide, manifest, unpacking);
   const versions = await importPyAgent(pyodide);
   return { pyodide, manifest, versions };
 }
 
 window.pyAgent = {
-  state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings,
-  boot: {}, // how this boot went: {snapshot: "made"|"restored"|"failed"|"none"} (fastboot.js)
+  state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings, marks,
+  // How this boot went (fastboot.js): {snapshot: "restored"|"none"|"pending", then "made"|"failed";
+  // stored: a promise, settled once the snapshot for the next visit is kept}
+  boot: {},
   offline: null, // a promise: "ready" once the service worker has cached the whole site
 };
 
@@ -421,19 +446,48 @@ function onUnexpected(event) {
 window.addEventListener("error", onUnexpected);
 window.addEventListener("unhandledrejection", onUnexpected);
 
+// Once the app (web/app.js) is ready or has failed, or after 10 s without it: what the page does
+// for the next visit waits until then, so that it does not slow the first screen.
+function appSettled() {
+  const root = document.documentElement;
+  const settled = () => root.dataset.app && root.dataset.app !== "loading";
+  return new Promise((resolve) => {
+    if (settled()) return resolve();
+    const timer = setTimeout(done, 10_000);
+    const observer = new MutationObserver(() => settled() && done());
+    observer.observe(root, { attributes: true, attributeFilter: ["data-app"] });
+    function done() {
+      clearTimeout(timer);
+      observer.disconnect();
+      resolve();
+    }
+  }).then(() => new Promise((resolve) => setTimeout(resolve, 0)));
+}
+
 export const ready = boot().then(
   (result) => {
     Object.assign(window.pyAgent, result);
     showReady(result.versions);
     document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
+    const settled = appSettled();
     // <html data-offline="ready|unsupported|failed..."> once the service worker has the whole site.
-    window.pyAgent.offline = new Promise((resolve) => setTimeout(resolve, 0))
+    window.pyAgent.offline = settled
       .then(() => enableOffline(siteUrl))
       .then((status) => {
         document.documentElement.dataset.offline = status.split(":")[0];
         if (status.startsWith("failed")) console.warn(`py-agent: offline use: ${status}`);
         return status;
       });
+    // The memory snapshot for the next visit (boot.snapshot: "pending", then "made" or "failed").
+    if (window.pyAgent.boot.snapshot === "pending") {
+      const { manifest } = result;
+      window.pyAgent.boot.stored = settled
+        .then(() => makeSnapshot(siteVersion, siteUrl, siteUrl(manifest.index_url), siteUrl(manifest.lock_file)))
+        .then((status) => {
+          window.pyAgent.boot.snapshot = status.split(":")[0];
+          return status;
+        });
+    }
     return result;
   },
   (error) => {

@@ -1,37 +1,41 @@
-// What makes a second visit fast and the site work offline; used by boot.js.
+// What makes the first visit fast, a second visit faster and the site work offline; used by boot.js.
 //
-// - Memory snapshot: the first visit starts Python with `_makeSnapshot`, imports the standard
-//   library modules that installing and importing py_agent need, and keeps a snapshot of
-//   Python's memory (pyodide.makeMemorySnapshot(), ~30 MB) in Cache Storage, in the cache of this
-//   version of the site (see sw.js: it goes when the version goes). Later visits pass it to
-//   loadPyodide as `_loadSnapshot`, which skips starting the interpreter. Taken before any
-//   package is installed: the packages' files and pydantic-core's WebAssembly library live
-//   outside that memory, so they are installed at every visit. A snapshot that does not load
-//   is deleted, and Python starts normally.
-// - Wheels fetched while Python starts: their bytes (checked against the manifest's sha256 by
-//   Subresource Integrity) are handed to pyodide.loadPackage instead of a second request.
-// - Precompiled bytecode: build.py byte-compiles the site's packages with the same runtime
-//   (scripts/pycache.mjs); the bundle is written into site-packages before `import py_agent`.
+// - The packages: site-packages.bin (the wheels installed and byte-compiled at build time, one
+//   gzip'd file) is fetched and inflated while the runtime downloads and Python starts
+//   (unpack.js); installing is then writing its files into site-packages, and loading
+//   pydantic-core's WebAssembly library from the module compiled meanwhile (installPackageFiles).
+// - Memory snapshot: once the app is ready (not on the way), a worker (snapshot-worker.js) starts
+//   a Pyodide of its own with `_makeSnapshot`, imports the standard library modules that
+//   importing py_agent needs, and keeps a snapshot of Python's memory
+//   (pyodide.makeMemorySnapshot(), ~30 MB) in Cache Storage, in the cache of this version of the
+//   site (see sw.js: it goes when the version goes). Later visits pass it to loadPyodide as
+//   `_loadSnapshot`, which skips starting the interpreter. It holds no package: the packages'
+//   files and pydantic-core's WebAssembly library live outside that memory, so they are installed
+//   at every visit. A snapshot that does not load is deleted, and Python starts normally.
 // - The service worker (sw.js), registered once the page is ready: it caches every file of the
 //   site, and later visits are served from that cache (offline too).
 // - A scheduler for Pyodide's event loop that runs Python's callbacks in slices of at most 8 ms, so
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
+import { startUnpacking } from "./unpack.js";
+
+// Python's environment, at every start and in the snapshot alike. The site ships no pydantic
+// plugins: without this, pydantic looks for them among every installed distribution's metadata
+// (importlib.metadata, reading the standard library's zip) when it builds its first validator.
+export const PYTHON_ENV = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
+
 const SNAPSHOT_PATH = "__sw__/snapshot";
 const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
-// The standard library modules that installing the wheels and importing py_agent add to what
-// Pyodide itself imports at start (measured under Node); a name that no longer exists is skipped.
+// The standard library modules that importing py_agent and the app's start add to what Pyodide
+// itself imports at start (measured under Node; the wheels are installed by JavaScript, which
+// imports nothing); a name that no longer exists is skipped.
 const PREIMPORT = [
-  "email", "importlib.metadata", "tarfile", "datetime", "decimal", "fractions", "hmac", "ipaddress",
-  "numbers", "secrets", "sysconfig", "urllib.parse", "uuid", "zoneinfo",
+  "datetime", "decimal", "email", "fractions", "hmac", "ipaddress", "numbers", "secrets", "sysconfig",
+  "urllib.parse", "uuid", "zoneinfo",
 ];
 
 function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function base64(hexText) {
-  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
 }
 
 /** SHA-256 of manifest.json's bytes: the version of the site (as sw.js names it), or null. */
@@ -63,10 +67,9 @@ export async function deleteSnapshot(version, siteUrl) {
   }
 }
 
-/** loadPyodide options: restore `snapshot`, or (with a version to keep it under) make one. */
-export function snapshotOptions(version, snapshot) {
-  if (snapshot) return { _loadSnapshot: snapshot };
-  return version && snapshotsWanted() ? { _makeSnapshot: true } : {};
+/** loadPyodide options: restore `snapshot` (the snapshot for the next visit is made later). */
+export function snapshotOptions(snapshot) {
+  return snapshot ? { _loadSnapshot: snapshot } : {};
 }
 
 // ?no-snapshot turns snapshots off for this visit (to compare, or to rule them out).
@@ -75,55 +78,51 @@ function snapshotsWanted() {
 }
 
 /**
- * Right after loadPyodide: reseed a restored interpreter, or take and keep the snapshot; then a
- * scheduler that keeps the page responsive (below; after the snapshot, which must not hold it).
+ * Right after loadPyodide: reseed a restored interpreter; then a scheduler that keeps the page
+ * responsive (below).
  */
-export function afterStart(pyodide, version, snapshot, siteUrl) {
+export function afterStart(pyodide, version, snapshot) {
   try {
-    return startOrSnapshot(pyodide, version, snapshot, siteUrl);
+    if (snapshot) {
+      // Every restore starts from the same memory: give `random` a fresh seed.
+      pyodide.runPython("import random as _r; _r.seed(); del _r");
+      return { snapshot: "restored" };
+    }
+    return { snapshot: version && snapshotsWanted() ? "pending" : "none" };
   } finally {
     useResponsiveScheduler(pyodide);
   }
 }
 
-function startOrSnapshot(pyodide, version, snapshot, siteUrl) {
-  if (snapshot) {
-    // Every restore starts from the same memory: give `random` a fresh seed.
-    pyodide.runPython("import random as _r; _r.seed(); del _r");
-    return { snapshot: "restored" };
-  }
-  if (!version || !snapshotsWanted()) return { snapshot: "none" };
-  let bytes;
-  try {
-    // Any other error than a missing module (a damaged standard library) fails the boot.
-    pyodide.runPython(`
-import importlib as _i
-for _m in ${JSON.stringify(PREIMPORT)}:
-    try:
-        _i.import_module(_m)
-    except ModuleNotFoundError:
-        pass
-del _i, _m
-`);
-  } catch (error) {
-    useRealGlobals(pyodide);
-    throw error;
-  }
-  try {
-    bytes = pyodide.makeMemorySnapshot();
-  } catch (error) {
-    console.warn("py-agent: no memory snapshot:", error);
-    return { snapshot: "failed" };
-  } finally {
-    useRealGlobals(pyodide);
-  }
-  const stored = caches
-    .open(CACHE_PREFIX + version)
-    .then((cache) =>
-      cache.put(snapshotKey(siteUrl), new Response(bytes, { headers: { "content-type": "application/octet-stream" } })),
-    )
-    .catch((error) => console.warn("py-agent: the memory snapshot could not be kept:", error));
-  return { snapshot: "made", stored };
+/**
+ * Once the page is ready (and was not restored from a snapshot): makes the snapshot for the next
+ * visit in a worker (snapshot-worker.js), off the page's thread. Resolves to "made" or
+ * "failed: <reason>" (a visit without a snapshot starts Python normally, and tries again).
+ */
+export function makeSnapshot(version, siteUrl, indexURL, lockFileURL) {
+  return new Promise((resolve) => {
+    let worker;
+    try {
+      worker = new Worker(siteUrl("snapshot-worker.js"), { type: "module", name: "py-agent snapshot" });
+    } catch (error) {
+      resolve(`failed: ${error.message ?? error}`);
+      return;
+    }
+    const done = (status) => {
+      worker.terminate();
+      if (status !== "made") console.warn(`py-agent: no memory snapshot for the next visit: ${status}`);
+      resolve(status);
+    };
+    worker.onmessage = ({ data }) => done(data?.ok ? "made" : `failed: ${data?.error}`);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      done(`failed: ${event.message || "the worker did not start"}`);
+    };
+    worker.postMessage({
+      indexURL, lockFileURL, env: PYTHON_ENV, cacheName: CACHE_PREFIX + version, key: snapshotKey(siteUrl),
+      preimport: PREIMPORT,
+    });
+  });
 }
 
 // Pyodide's event loop runs each asyncio callback from a message on one shared MessageChannel,
@@ -181,88 +180,60 @@ function useResponsiveScheduler(pyodide) {
   webloop.destroy();
 }
 
-// With `_makeSnapshot`, Pyodide gives Python the page's globals wrapped in a Proxy that records
-// the path of every object Python takes from them (so that a snapshot can name them). Getters of
-// the DOM refuse such a Proxy as `this` (js.sessionStorage: "Illegal invocation"), so once the
-// snapshot is taken, `js` is the real globalThis again. What Pyodide's own modules took before
-// (setTimeout, fetch, ...) stays wrapped: functions work through the Proxy.
-function useRealGlobals(pyodide) {
-  pyodide._api.config.jsglobals = globalThis;
-  pyodide.registerJsModule("js", globalThis);
-  pyodide.runPython("import sys as _s; _s.modules.pop('js', None); del _s");
-}
+// ---- The packages, unpacked in JavaScript (unpack.js) ----
+
+export { startUnpacking };
 
 /**
- * Starts fetching files of the manifest now (wheels, the bytecode bundle), with their sha256 as
- * Subresource Integrity. `during(fn)` runs fn with those responses handed to Pyodide's fetch of
- * the same URLs; `take(file)` returns the response for one of them.
+ * Writes the unpacked archives (startUnpacking: [{files, dynlibs}]) into site-packages, as
+ * Pyodide's loadPackage would install the packages `names`: their files (with an INSTALLER and a
+ * PYODIDE_SOURCE file in each .dist-info), their dynamic libraries loaded (from the modules
+ * compiled meanwhile), `pyodide.loadedPackages` updated.
  */
-export function prefetch(files, siteUrl) {
-  const pending = new Map();
-  for (const file of files) {
-    const url = siteUrl(file.file);
-    const response = fetch(url, { integrity: `sha256-${base64(file.sha256)}` });
-    response.catch(() => {}); // a failure is reported by whoever asks for the file
-    pending.set(url, response);
-  }
-  const take = (url) => {
-    const response = pending.get(url);
-    pending.delete(url);
-    return response;
+export async function installPackageFiles(pyodide, archives, names) {
+  const { FS } = pyodide;
+  const root = pyodide._api.sitepackages;
+  const folders = new Set();
+  const write = (path, data) => {
+    const target = `${root}/${path}`;
+    const folder = target.slice(0, target.lastIndexOf("/"));
+    if (!folders.has(folder)) {
+      FS.mkdirTree(folder);
+      folders.add(folder);
+    }
+    FS.writeFile(target, data, { canOwn: true });
   };
-  async function during(fn) {
-    const original = globalThis.fetch;
-    globalThis.fetch = function (input, init) {
-      const url = input instanceof Request ? input.url : String(input);
-      if (pending.has(url) && (!init?.method || init.method === "GET")) return take(url);
-      return original.call(this, input, init);
-    };
-    try {
-      return await fn();
-    } finally {
-      globalThis.fetch = original;
+  for (const { files } of archives) {
+    const written = new Set();
+    for (const [path, data] of files) {
+      write(path, data);
+      written.add(path);
+    }
+    // A wheel (the bundle has them already, written by loadPackage at build time).
+    for (const distInfo of new Set(files.map(([path]) => path.split("/")[0]).filter((top) => top.endsWith(".dist-info")))) {
+      if (!written.has(`${distInfo}/INSTALLER`)) write(`${distInfo}/INSTALLER`, "pyodide.loadPackage");
+      if (!written.has(`${distInfo}/PYODIDE_SOURCE`)) write(`${distInfo}/PYODIDE_SOURCE`, "pyodide");
     }
   }
-  return { during, take: (file) => take(siteUrl(file)) ?? fetch(siteUrl(file)) };
-}
-
-/**
- * Writes the bundle of precompiled bytecode (scripts/pycache.mjs, built with the site) into
- * site-packages: checked-hash .pyc files, so Python imports without compiling the sources (and
- * still compiles a source whose hash differs). Returns the number of files, or an error text:
- * without it the page works, only slower.
- */
-export async function installPycache(pyodide, responsePromise) {
-  try {
-    const response = await responsePromise;
-    if (!response.ok) return `HTTP ${response.status}`;
-    let bytes = new Uint8Array(await response.arrayBuffer());
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-      bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-    }
-    const first = bytes.indexOf(10);
-    const second = bytes.indexOf(10, first + 1);
-    const decoder = new TextDecoder();
-    if (decoder.decode(bytes.subarray(0, first)) !== "py-agent-pycache 1") return "unknown format";
-    const index = JSON.parse(decoder.decode(bytes.subarray(first + 1, second)));
-    const root = pyodide._api.sitepackages;
-    const folders = new Set();
-    let offset = second + 1;
-    for (const [path, size] of index) {
+  // Emscripten's preload plugin for .so files: instantiates a (compiled) module and keeps its
+  // exports, which dlopen of that path then uses instead of compiling the file again.
+  const plugin = pyodide._module.preloadPlugins?.find((p) => p.canHandle?.("x.so"));
+  for (const { dynlibs } of archives) {
+    for (const { path, module } of dynlibs) {
       const target = `${root}/${path}`;
-      const folder = target.slice(0, target.lastIndexOf("/"));
-      if (!folders.has(folder)) {
-        pyodide.FS.mkdirTree(folder);
-        folders.add(folder);
+      const compiled = await module;
+      if (plugin && compiled) {
+        try {
+          await plugin.handle(compiled, target);
+        } catch (error) {
+          console.warn(`py-agent: ${path}: the compiled module did not load, compiling the file:`, error);
+        }
       }
-      pyodide.FS.writeFile(target, bytes.subarray(offset, offset + size));
-      offset += size;
+      await pyodide._api.loadDynlib(target);
     }
-    return index.length;
-  } catch (error) {
-    return String(error?.message ?? error);
   }
+  for (const name of names) pyodide.loadedPackages[name] = "default channel";
+  pyodide._api.importlib.invalidate_caches();
 }
 
 /**

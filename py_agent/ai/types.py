@@ -231,9 +231,13 @@ class ToolResultMessage(PiModel):
 
 
 Message: TypeAlias = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
-MESSAGE_ADAPTER: TypeAdapter[UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(Message)
+# Built on first use (defer_build), as the models are: not at import, which the page waits for.
+MESSAGE_ADAPTER: TypeAdapter[UserMessage | AssistantMessage | ToolResultMessage] = TypeAdapter(
+    Message, config=ConfigDict(defer_build=True)
+)
 CONTENT_ADAPTER: TypeAdapter[list[TextContent | ThinkingContent | ImageContent | ToolCall]] = TypeAdapter(
-    list[Annotated[TextContent | ThinkingContent | ImageContent | ToolCall, Field(discriminator="type")]]
+    list[Annotated[TextContent | ThinkingContent | ImageContent | ToolCall, Field(discriminator="type")]],
+    config=ConfigDict(defer_build=True),
 )
 
 LLM_ROLES = frozenset({"user", "assistant", "toolResult"})

@@ -18,6 +18,7 @@ from ._ids import iso_from_ms, new_entry_id, now_iso, parse_iso_ms, uuidv7
 from ._json import JsonError
 from ._json import parse as json_parse
 from ._json import stringify as json_stringify
+from .attachments import attachment_entries, detach_attachments, export_with_attachments
 from .entries import (
     CURRENT_SESSION_VERSION,
     KNOWN_ENTRY_TYPES,
@@ -123,6 +124,7 @@ __all__ = [
     "TreeNode",
     "UnknownEntry",
     "agent_messages",
+    "attachment_entries",
     "build_session_context",
     "compute_metadata",
     "convert_to_llm",
@@ -130,10 +132,12 @@ __all__ = [
     "create_compaction_summary_message",
     "create_custom_message",
     "derive_title",
+    "detach_attachments",
     "entry_from_json",
     "entry_to_line",
     "export_jsonl",
     "export_lines",
+    "export_with_attachments",
     "header_from_json",
     "header_to_line",
     "import_jsonl",

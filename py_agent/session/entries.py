@@ -61,6 +61,7 @@ class _Line(BaseModel):
         extra="allow",
         frozen=True,
         strict=True,
+        defer_build=True,  # validators built on first use, not at import (the page's boot waits for imports)
     )
 
     # Fields written only when set (JSON.stringify leaves out `undefined`).

@@ -51,7 +51,12 @@ class ModelRef(BaseModel):
     """A model named by provider and id: ``{"provider", "modelId"}``."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True, frozen=True
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+        defer_build=True,  # built on first use, not at import
     )
     provider: str
     model_id: str
@@ -78,6 +83,7 @@ class SessionMetadata(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="allow",
+        defer_build=True,  # built on first use, not at import
     )
 
     format: int = METADATA_FORMAT

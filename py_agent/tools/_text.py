@@ -68,10 +68,23 @@ class Truncation:
         }
 
 
-def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> Truncation:
-    """Keep the first lines that fit both limits; never a partial line."""
+def truncate_head(
+    content: str,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    final_newline_ends_line: bool = False,
+) -> Truncation:
+    """Keep the first lines that fit both limits; never a partial line.
+
+    ``final_newline_ends_line`` counts lines as pi 1.6.0's ``splitLinesForCounting`` does (no
+    empty last line after a final newline, no line in ``""``), for the subagent tool's port;
+    without it (the workspace tools) the empty piece after a final newline is a line too.
+    """
     total_bytes = utf8_len(content)
     lines = content.split("\n")
+    if final_newline_ends_line and lines[-1] == "":
+        lines.pop()
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return Truncation(

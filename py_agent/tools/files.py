@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from ..ai._util import utf16_len
 from ..ai.abort import AbortSignal
@@ -39,6 +39,10 @@ from .workspace import Workspace, WorkspaceFile, normalize_path
 
 __all__ = [
     "FILE_TOOL_NAMES",
+    "GrepMatches",
+    "GrepSearcher",
+    "ToolError",
+    "compile_grep_pattern",
     "glob_to_regex",
     "make_edit_tool",
     "make_find_tool",
@@ -47,6 +51,7 @@ __all__ = [
     "make_read_tool",
     "make_workspace_tools",
     "make_write_tool",
+    "python_grep_search",
 ]
 
 FILE_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
@@ -507,7 +512,83 @@ def _searched_files(workspace: Workspace, path: str, glob: str | None) -> tuple[
     return pairs, True
 
 
-def make_grep_tool(workspace: Workspace) -> AgentTool:
+GrepMatches = list[tuple[int, list[int]]]
+GrepSearcher = Callable[[re.Pattern[str], Sequence[str], int, AbortSignal | None], Awaitable[GrepMatches]]
+"""How ``grep`` searches: ``(regex, texts, limit, signal)`` -> for each text with matching lines,
+``(its index in texts, the 1-based numbers of those lines)``, in order, at most ``limit`` line
+numbers in all. A text's lines are ``text.split("\\n")`` without a last empty one (the texts are
+normalized to LF; a binary file's text is empty); a line matches when ``regex.search(line)``
+finds something. Raises :class:`ToolError` (abort, time limit). The default,
+:func:`python_grep_search`, runs Python's ``re`` here; the page injects one that runs in a worker
+it can stop (``py_agent/web/grep.py``)."""
+
+
+class _GrepTexts(Sequence[str]):
+    """The searched files' texts, normalized to LF when first read (a search that reaches its
+    limit early never reads the rest); a binary file is an empty text (skipped, as ripgrep does)."""
+
+    def __init__(self, files: list[WorkspaceFile]) -> None:
+        self._files = files
+        self._texts: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        text = self._texts.get(index)
+        if text is None:
+            raw = self._files[index].text()
+            text = self._texts[index] = "" if raw is None else normalize_to_lf(raw)
+        return text
+
+
+async def python_grep_search(
+    regex: re.Pattern[str], texts: Sequence[str], limit: int, signal: AbortSignal | None
+) -> GrepMatches:
+    """The default :data:`GrepSearcher`: Python's ``re``, yielding to the event loop now and then."""
+    found: GrepMatches = []
+    total = 0
+    for index, text in enumerate(texts):
+        if index and index % _FILES_PER_YIELD == 0:
+            await asyncio.sleep(0)  # keep the page responsive during long searches
+        _check_abort(signal)
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        hits: list[int] = []
+        for number, line in enumerate(lines, 1):
+            if regex.search(line):
+                hits.append(number)
+                total += 1
+                if total >= limit:
+                    break
+        if hits:
+            found.append((index, hits))
+        if total >= limit:
+            break
+    return found
+
+
+def compile_grep_pattern(pattern: str, *, literal: bool = False, ignore_case: bool = False) -> re.Pattern[str]:
+    """grep's pattern as Python compiles it (a bad pattern raises the same :class:`ToolError`
+    whichever searcher runs it)."""
+    try:
+        return re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as error:
+        raise ToolError(f"regex parse error: {error}") from None
+
+
+def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -> AgentTool:
+    search = searcher or python_grep_search
+
     async def execute(
         _id: str, params: dict[str, Any], signal: AbortSignal | None, _on_update: AgentToolUpdateCallback | None
     ) -> AgentToolResult:
@@ -518,32 +599,26 @@ def make_grep_tool(workspace: Workspace) -> AgentTool:
         context = max(0, _int_arg(params.get("context")) or 0)
         limit = _int_arg(params.get("limit"))
         effective = max(1, GREP_DEFAULT_LIMIT if limit is None else limit)
-        flags = re.IGNORECASE if params.get("ignoreCase") else 0
-        try:
-            regex = re.compile(re.escape(pattern) if params.get("literal") else pattern, flags)
-        except re.error as error:
-            raise ToolError(f"regex parse error: {error}") from None
+        regex = compile_grep_pattern(
+            pattern, literal=bool(params.get("literal")), ignore_case=bool(params.get("ignoreCase"))
+        )
         files, is_dir = _searched_files(workspace, path, glob if isinstance(glob, str) else None)
         if not is_dir and glob and not _glob_matcher(glob)(files[0][0]):
             files = []
 
+        texts = _GrepTexts([file for _shown, file in files])
+        found = await search(regex, texts, effective, signal) if files else []
+        _check_abort(signal)
+
         output: list[str] = []
         matches = 0
         lines_truncated = False
-        limit_reached = False
-        for index, (shown, file) in enumerate(files):
-            if index and index % _FILES_PER_YIELD == 0:
-                await asyncio.sleep(0)  # keep the page responsive during long searches
-            _check_abort(signal)
-            text = file.text()
-            if text is None:
-                continue  # binary files are skipped, as ripgrep does
-            lines = normalize_to_lf(text).split("\n")
+        for index, numbers in found:
+            shown = files[index][0]
+            lines = texts[index].split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
-            for number, line in enumerate(lines, 1):
-                if not regex.search(line):
-                    continue
+            for number in numbers:
                 matches += 1
                 first = max(1, number - context)
                 last = min(len(lines), number + context)
@@ -552,11 +627,7 @@ def make_grep_tool(workspace: Workspace) -> AgentTool:
                     lines_truncated = lines_truncated or cut
                     sep = ":" if current == number else "-"
                     output.append(f"{shown}{sep}{current}{sep} {shown_line}")
-                if matches >= effective:
-                    limit_reached = True
-                    break
-            if limit_reached:
-                break
+        limit_reached = matches >= effective
         if matches == 0:
             return _text_result("No matches found")
         truncation = truncate_head("\n".join(output), max_lines=_NO_LIMIT)
@@ -671,9 +742,14 @@ _FACTORIES: dict[str, Callable[[Workspace], AgentTool]] = {
 }
 
 
-def make_workspace_tools(workspace: Workspace, names: Sequence[str] = FILE_TOOL_NAMES) -> list[AgentTool]:
-    """The workspace tools over ``workspace`` (all of them, or those named, in that order)."""
+def make_workspace_tools(
+    workspace: Workspace, names: Sequence[str] = FILE_TOOL_NAMES, *, grep_searcher: GrepSearcher | None = None
+) -> list[AgentTool]:
+    """The workspace tools over ``workspace`` (all of them, or those named, in that order);
+    ``grep_searcher`` replaces how ``grep`` runs its regex (see :data:`GrepSearcher`)."""
     unknown = [name for name in names if name not in _FACTORIES]
     if unknown:
         raise ValueError(f"Unknown workspace tools: {', '.join(unknown)}")
-    return [_FACTORIES[name](workspace) for name in names]
+    return [
+        make_grep_tool(workspace, grep_searcher) if name == "grep" else _FACTORIES[name](workspace) for name in names
+    ]

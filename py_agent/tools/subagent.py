@@ -51,6 +51,8 @@ from ..core.types import (
     ThinkingLevel,
     ToolExecutionMode,
 )
+from ._text import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, utf8_len
+from ._text import truncate_head as _truncate_head
 from .subagent_definitions import AgentDefinition, AgentRegistry, format_agent_list
 
 if TYPE_CHECKING:
@@ -101,9 +103,6 @@ MAX_PARALLEL_TASKS = 8
 MAX_CONCURRENCY = 4
 PER_TASK_OUTPUT_CAP = 50 * 1024
 """Bytes of one parallel task's output that reach the model."""
-DEFAULT_MAX_LINES = 2000
-DEFAULT_MAX_BYTES = 50 * 1024
-"""pi's tool-output limits, applied to single and chain results (``truncateHead``)."""
 TRUNCATION_NOTICE_RESERVE = 256
 
 ChildStatus: TypeAlias = Literal["pending", "running", "completed", "failed", "aborted"]
@@ -221,10 +220,6 @@ def get_result_output(result: SubagentResult) -> str:
     return get_final_output(result.messages) or "(no output)"
 
 
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
 def _cut_utf8(text: str, max_bytes: int) -> str:
     """The longest prefix of ``text`` whose UTF-8 form fits ``max_bytes`` (whole characters)."""
     data = text.encode("utf-8", "surrogatepass")
@@ -235,55 +230,21 @@ def _cut_utf8(text: str, max_bytes: int) -> str:
 
 def truncate_parallel_output(output: str) -> str:
     """pi's ``truncateParallelOutput``: at most :data:`PER_TASK_OUTPUT_CAP` bytes, then a notice."""
-    byte_length = _utf8_len(output)
+    byte_length = utf8_len(output)
     if byte_length <= PER_TASK_OUTPUT_CAP:
         return output
     truncated = _cut_utf8(output, PER_TASK_OUTPUT_CAP)
-    omitted = byte_length - _utf8_len(truncated)
+    omitted = byte_length - utf8_len(truncated)
     return f"{truncated}\n\n[Output truncated: {omitted} bytes omitted. Full output preserved in tool details.]"
 
 
-@dataclass
-class TruncationResult:
-    """pi's ``TruncationResult`` (the fields this module uses)."""
-
-    content: str
-    truncated: bool
-    truncated_by: Literal["lines", "bytes"] | None
-    total_lines: int
-    total_bytes: int
-    output_lines: int
-    output_bytes: int
-    first_line_exceeds_limit: bool
+TruncationResult = Truncation
+"""pi's ``TruncationResult``; the workspace tools' :class:`~py_agent.tools._text.Truncation`."""
 
 
-def truncate_head(
-    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
-) -> TruncationResult:
+def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> Truncation:
     """pi's ``truncateHead``: keep the first whole lines within both limits."""
-    total_bytes = _utf8_len(content)
-    lines = content.split("\n") if content else []
-    if content.endswith("\n"):
-        lines.pop()
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return TruncationResult(content, False, None, total_lines, total_bytes, total_lines, total_bytes, False)
-    if _utf8_len(lines[0]) > max_bytes:
-        return TruncationResult("", True, "bytes", total_lines, total_bytes, 0, 0, True)
-    kept: list[str] = []
-    count = 0
-    truncated_by: Literal["lines", "bytes"] = "lines"
-    for index, line in enumerate(lines[:max_lines]):
-        size = _utf8_len(line) + (1 if index > 0 else 0)
-        if count + size > max_bytes:
-            truncated_by = "bytes"
-            break
-        kept.append(line)
-        count += size
-    if len(kept) >= max_lines and count <= max_bytes:
-        truncated_by = "lines"
-    text = "\n".join(kept)
-    return TruncationResult(text, True, truncated_by, total_lines, total_bytes, len(kept), _utf8_len(text), False)
+    return _truncate_head(content, max_lines, max_bytes, final_newline_ends_line=True)
 
 
 def truncate_model_output(output: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
     "MemoryWorkspaceStore",
@@ -34,12 +35,16 @@ __all__ = [
     "WorkspaceFile",
     "WorkspaceLimits",
     "WorkspaceStore",
+    "files_from_export",
     "normalize_path",
+    "workspace_attachment",
 ]
 
 WORKSPACE_ROOT = "/workspace"
 """The root's absolute spelling (the ``python`` tool's working folder); accepted in paths."""
 WORKSPACE_EXPORT_VERSION = 1
+WORKSPACE_CUSTOM_TYPE = "py-agent/workspace"
+"""The ``customType`` of the entry that carries a session's workspace in its ``.jsonl`` export."""
 MAX_PATH_LENGTH = 1024
 MAX_SEGMENT_LENGTH = 255
 
@@ -423,3 +428,65 @@ class Workspace:
         for file in files:
             await self.write(file.path, file.data, mtime=file.mtime, source=source)
         return len(files)
+
+    async def restore(self, files: Iterable[WorkspaceFile], *, source: str = "import") -> list[str]:
+        """Replace every file with ``files``, writing as many as the limits allow; returns one
+        problem (a sentence) per file that could not be written."""
+        await self.clear()
+        problems: list[str] = []
+        for file in files:
+            try:
+                await self.write(file.path, file.data, mtime=file.mtime, source=source)
+            except WorkspaceError as error:
+                problems.append(f"{error}; it was skipped")
+        return problems
+
+
+# ---- the workspace in a session export ---------------------------------------------------------
+
+_REDACTED = b"[redacted]"
+
+
+def workspace_attachment(workspace: Workspace, secrets: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The ``data`` of the ``py-agent/workspace`` entry of a session export
+    (:meth:`Workspace.export_json`), or ``None`` when the workspace is empty (no entry then).
+
+    The export scrubs every secret from the text of each line; a secret inside a binary file
+    would be hidden in its base64, so it is replaced in the file's bytes here."""
+    if not len(workspace):
+        return None
+    wanted = sorted({secret.encode("utf-8") for secret in secrets if isinstance(secret, str) and secret}, key=len)
+    records = []
+    for file in workspace.files():
+        if isinstance(file.data, bytes) and any(secret in file.data for secret in wanted):
+            data = file.data
+            for secret in reversed(wanted):
+                data = data.replace(secret, _REDACTED)
+            file = WorkspaceFile(file.path, data, file.mtime)
+        records.append(file.to_json())
+    return {"version": WORKSPACE_EXPORT_VERSION, "files": records}
+
+
+def files_from_export(data: Any) -> tuple[list[WorkspaceFile], list[str]]:
+    """The files of a :meth:`Workspace.export_json` document, read leniently (a session import
+    keeps whatever can be kept): every valid file, and one problem (a sentence naming what is
+    wrong) per thing that was skipped."""
+    where = "The workspace saved in this file"
+    if not isinstance(data, Mapping) or not isinstance(data.get("files"), list):
+        got = type(data if not isinstance(data, Mapping) else data.get("files")).__name__
+        problem = f"{where} is malformed (expected an object with a 'files' list, found {got})"
+        return [], [f"{problem}; no files were restored"]
+    version = data.get("version", WORKSPACE_EXPORT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > WORKSPACE_EXPORT_VERSION:
+        return [], [f"{where} has an unsupported version {version!r}; no files were restored"]
+    files: list[WorkspaceFile] = []
+    problems: list[str] = []
+    for number, record in enumerate(data["files"], start=1):
+        if not isinstance(record, Mapping):
+            problems.append(f"{where} has a malformed file record #{number} (not an object); it was skipped")
+            continue
+        try:
+            files.append(WorkspaceFile.from_json(record))
+        except WorkspaceError as error:
+            problems.append(f"{where} has a malformed file record #{number}: {error}; it was skipped")
+    return files, problems

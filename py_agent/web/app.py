@@ -38,7 +38,7 @@ from ..ai.custom import (
 from ..ai.models import get_builtin_providers, get_model, model_requires_api_key
 from ..ai.registry import complete_simple
 from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
-from ..session import Session, import_jsonl, load_session
+from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
 from .chat import ChatSession
@@ -47,7 +47,10 @@ from .errors import friendly_error
 from .keys import KeyRing, TabKeyStore
 from .network import ProxyTransport, uses_proxy
 from .plugins import attach_storage as attach_plugin_storage
+from .plugins import attachment_types as plugin_attachment_types
+from .plugins import export_attachments as plugins_export_attachments
 from .plugins import load_plugins
+from .plugins import restore_attachments as plugins_restore_attachments
 from .plugins import session_deleted as plugins_session_deleted
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
@@ -395,21 +398,27 @@ class WebApp:
         return {"deleted": id, "wasCurrent": current}
 
     async def cmd_export_session(self, id: str | None = None) -> dict[str, Any]:
+        # Plugin data (the workspace) is appended as `custom` entries, which pi reads and ignores.
+        secrets = self.keys.secrets()
         if id is None or (self.chat is not None and self.chat.id == id):
             chat = self._chat()
             if not chat.persisted:
                 raise ValueError("This session is empty: there is nothing to export yet.")
-            text, session = chat.export(), chat.session
+            attachments, problems = await plugins_export_attachments(chat.id, secrets)
+            text, session = chat.export(attachments), chat.session
         else:
-            from ..session import export_jsonl
-
             session = await self._load_other(id)
-            text = export_jsonl(session, secrets=self.keys.secrets())
+            attachments, problems = await plugins_export_attachments(session.id, secrets)
+            text = export_with_attachments(session, attachments, secrets=secrets)
+        for problem in problems:
+            self.notice(problem, "warn")
         safe = "".join(c if c.isalnum() or c in "-_ " else "_" for c in session.title)[:40].strip() or "session"
         return {"filename": f"{safe} {session.id[:8]}.jsonl", "text": text}
 
     async def cmd_import_session(self, text: str) -> dict[str, Any]:
         session = import_jsonl(text)
+        # Plugin data the export carried (the workspace): taken out of the tree, restored below.
+        session, attached = detach_attachments(session, plugin_attachment_types())
         if not len(session):
             raise ValueError("This file holds no session entries (is it a pi session .jsonl file?).")
         warnings = [str(w) for w in session.warnings]
@@ -419,9 +428,13 @@ class WebApp:
             header = SessionHeader.model_validate(
                 {**session.header.to_json(), "id": fresh.id}, by_alias=True, by_name=False
             )
-            session = load_session(header, [e.to_json() for e in session])
+            session = load_session(header, [e.to_json() for e in session], leaf_id=session.leaf_id)
             warnings.append("A session with the same id exists; the import was saved as a copy.")
         await self.store.append(session, 0, session.entries, clear_draft=False)
+        if attached:
+            newest = {custom_type: entries[-1].data for custom_type, entries in attached.items()}
+            # First, so that the page shows them (it toasts the first few warnings).
+            warnings[:0] = await plugins_restore_attachments(session.id, newest)
         self.emit("sessions_changed", {})
         return {"sessionId": session.id, "title": session.title, "warnings": warnings}
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,7 +39,7 @@ from ..session import (
     MessageEntry,
     Session,
     convert_to_llm,
-    export_jsonl,
+    export_with_attachments,
     message_to_json,
     new_entry_id,
     now_iso,
@@ -535,9 +535,10 @@ class ChatSession:
             await self._persist()
         self._emit_state()
 
-    def export(self) -> str:
-        """The session as pi's ``.jsonl``, with every stored key scrubbed as a safety net."""
-        return export_jsonl(self.session, secrets=self.keys.secrets())
+    def export(self, attachments: Sequence[tuple[str, Any]] = ()) -> str:
+        """The session as pi's ``.jsonl``, then one ``custom`` entry per attachment (plugin data
+        the export carries, e.g. the workspace), with every stored key scrubbed as a safety net."""
+        return export_with_attachments(self.session, attachments, secrets=self.keys.secrets())
 
     # ---- what the page shows ----------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .tools_registry import register_after_tool_call
@@ -18,9 +19,13 @@ __all__ = [
     "AFTER_TOOL_CALL_HOOKS",
     "PLUGIN_MODULES",
     "SESSION_DELETED_HOOKS",
+    "SESSION_EXPORT_HOOKS",
     "STORAGE_HOOKS",
     "attach_storage",
+    "attachment_types",
+    "export_attachments",
     "load_plugins",
+    "restore_attachments",
     "session_deleted",
 ]
 
@@ -43,6 +48,19 @@ AFTER_TOOL_CALL_HOOKS: dict[str, tuple[str, str]] = {
 SESSION_DELETED_HOOKS: dict[str, tuple[str, str]] = {
     # plugin module -> (module, `async def f(session_id)`): drop the plugin's data of a deleted session
     "py_agent.web.workspace_tools": ("py_agent.web.workspace_store", "delete_workspace"),
+}
+
+SESSION_EXPORT_HOOKS: dict[str, tuple[str, str, str, str]] = {
+    # plugin module -> (custom type, module, export, restore): plugin data that a session's .jsonl
+    # export carries as one `custom` entry of that type (py_agent.session.attachments).
+    # `async def export(session_id, secrets) -> JSON data | None` (None: nothing to carry);
+    # `async def restore(session_id, data) -> list[str]` (problems), for the imported session.
+    "py_agent.web.workspace_tools": (
+        "py-agent/workspace",
+        "py_agent.web.workspace_store",
+        "session_workspace_attachment",
+        "restore_session_workspace",
+    ),
 }
 
 _loaded: list[str] = []
@@ -95,4 +113,51 @@ async def session_deleted(session_id: str) -> list[str]:
                 await result
         except Exception as error:
             problems.append(f"Plugin {name} could not delete the session's data: {error}")
+    return problems
+
+
+def attachment_types() -> list[str]:
+    """The custom types the loaded plugins export with a session (see ``SESSION_EXPORT_HOOKS``)."""
+    return [SESSION_EXPORT_HOOKS[name][0] for name in _loaded if name in SESSION_EXPORT_HOOKS]
+
+
+async def export_attachments(session_id: str, secrets: Iterable[str] = ()) -> tuple[list[tuple[str, Any]], list[str]]:
+    """``(custom_type, data)`` for each loaded plugin with data to export with the session, and
+    the problems (a plugin that failed is left out of the export)."""
+    wanted = list(secrets)
+    attachments: list[tuple[str, Any]] = []
+    problems: list[str] = []
+    for name in _loaded:
+        hook = SESSION_EXPORT_HOOKS.get(name)
+        if hook is None:
+            continue
+        custom_type, module, export, _restore = hook
+        try:
+            data = getattr(importlib.import_module(module), export)(session_id, wanted)
+            if inspect.isawaitable(data):
+                data = await data
+        except Exception as error:
+            problems.append(f"Plugin {name} could not export its data with the session ({error}); it was left out")
+            continue
+        if data is not None:
+            attachments.append((custom_type, data))
+    return attachments, problems
+
+
+async def restore_attachments(session_id: str, found: Mapping[str, Any]) -> list[str]:
+    """Give each loaded plugin the data an imported file carried for it (``custom_type -> data``,
+    the newest entry of each type); returns the problems."""
+    problems: list[str] = []
+    for name in _loaded:
+        hook = SESSION_EXPORT_HOOKS.get(name)
+        if hook is None or hook[0] not in found:
+            continue
+        _type, module, _export, restore = hook
+        try:
+            result = getattr(importlib.import_module(module), restore)(session_id, found[hook[0]])
+            if inspect.isawaitable(result):
+                result = await result
+            problems.extend(str(p) for p in result or [])
+        except Exception as error:
+            problems.append(f"Plugin {name} could not restore its data from the file: {error}")
     return problems

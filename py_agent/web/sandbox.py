@@ -1,11 +1,12 @@
 """The ``javascript`` and ``python`` tools: code the agent runs in sandboxes of the page.
 
-Both run in an opaque-origin ``<iframe sandbox="allow-scripts">`` (``web/sandbox/frame.html``)
-and, inside it, a worker: the code cannot reach this page, its storage or its keys, an endless
-loop never blocks the page, and a timeout or abort removes the frame. ``python`` is a separate
-Pyodide interpreter (never the agent's own), kept warm between runs; the workspace's files are
-written into its ``/workspace`` before a run and what the run changed is written back after.
-The JavaScript half lives in ``web/sandbox/host.js``; this module is the tools' Python side.
+Both run in an opaque-origin ``<iframe sandbox="allow-scripts">`` (``sandbox/frame.html``, which
+build.py writes from ``web/sandbox/frame.template.html``) and, inside it, a worker: the code
+cannot reach this page, its storage or its keys, an endless loop never blocks the page, and a
+timeout or abort removes the frame. ``python`` is a separate Pyodide interpreter (never the
+agent's own), kept warm between runs; the workspace's files are written into its ``/workspace``
+before a run and what the run changed is written back after. The JavaScript half lives in
+``web/sandbox/host.js``; this module is the tools' Python side.
 """
 
 from __future__ import annotations
@@ -164,6 +165,17 @@ def _files_note(written: list[WorkspaceFile], deleted: list[str], problems: list
     return note.strip()
 
 
+def _run_result(pieces: list[str], value: Any, note: str, details: dict[str, Any]) -> AgentToolResult:
+    """A run that succeeded, as both tools report it: its output, then ``=> value``, then the
+    workspace note."""
+    if value is not None:
+        pieces.append(f"=> {value}")
+    if note:
+        pieces.append(note)
+    text = "\n".join(pieces) if pieces else "Code executed successfully (no output)"
+    return AgentToolResult(content=[TextContent(text=keep_tail(text))], details=details)
+
+
 # ---------------------------------------------------------------------------------------------
 # javascript
 
@@ -309,13 +321,7 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
             body = "\n".join([message, *frames])
             text = "\n".join(lines + ([""] if lines else []) + [body.rstrip()] + ([note] if note else []))
             raise ToolError(keep_tail(text))
-        out = list(lines)
-        if result.get("value") is not None:
-            out.append(f"=> {result['value']}")
-        if note:
-            out.append(note)
-        text = "\n".join(out) if out else "Code executed successfully (no output)"
-        return AgentToolResult(content=[TextContent(text=keep_tail(text))], details=details)
+        return _run_result(list(lines), result.get("value"), note, details)
 
     current = _settings(settings)
     return AgentTool(
@@ -542,12 +548,7 @@ def make_python_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SE
             if note:
                 pieces.append(note)
             raise ToolError(keep_tail("\n".join(pieces)))
-        if result.get("value") is not None:
-            pieces.append(f"=> {result['value']}")
-        if note:
-            pieces.append(note)
-        text = "\n".join(pieces) if pieces else "Code executed successfully (no output)"
-        return AgentToolResult(content=[TextContent(text=keep_tail(text))], details=details)
+        return _run_result(pieces, result.get("value"), note, details)
 
     current = _settings(settings)
     return AgentTool(

@@ -4,7 +4,10 @@
   ``web/sandbox/workspace-db.js`` (database ``py-agent-workspaces``, keyed by session id), so a
   session's files are kept with it across reloads.
 - :func:`workspace_zip`: the whole workspace as a zip (Python's ``zipfile``).
-- :func:`export_workspace` / :func:`import_workspace`: the JSON form a session export carries.
+- :func:`export_workspace` / :func:`import_workspace`: the workspace as JSON text.
+- :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
+  session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
+  :mod:`py_agent.session.attachments`), hooked in by ``py_agent.web.plugins.SESSION_EXPORT_HOOKS``.
 - :class:`PreviewSource`: what the preview panel (``web/sandbox/preview.js``) reads.
 """
 
@@ -14,7 +17,7 @@ import io
 import json
 import sys
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..tools.workspace import (
@@ -23,6 +26,8 @@ from ..tools.workspace import (
     WorkspaceChange,
     WorkspaceFile,
     WorkspaceStore,
+    files_from_export,
+    workspace_attachment,
 )
 from .sandbox import ffi, load_sandbox_api
 
@@ -33,6 +38,8 @@ __all__ = [
     "export_workspace",
     "import_workspace",
     "open_workspace",
+    "restore_session_workspace",
+    "session_workspace_attachment",
     "workspace_zip",
 ]
 
@@ -130,6 +137,26 @@ async def import_workspace(session_id: str, text: str) -> int:
     """Replace a session's workspace with an exported one; returns the number of files."""
     workspace = await open_workspace(session_id)
     return await workspace.import_json(json.loads(text))
+
+
+async def session_workspace_attachment(session_id: str, secrets: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The data of the ``py-agent/workspace`` entry of the session's export, ``None`` when its
+    workspace is empty. A workspace not open in this page is read from IndexedDB (not kept open)."""
+    workspace = _open.get(session_id)
+    if workspace is None:
+        if sys.platform != "emscripten":
+            return None  # CPython: only workspaces opened in this process exist
+        workspace = await Workspace.open(IndexedDBWorkspaceStore(session_id))
+    return workspace_attachment(workspace, secrets)
+
+
+async def restore_session_workspace(session_id: str, data: Any) -> list[str]:
+    """Give an imported session the workspace its file carried (every valid file; one problem
+    per thing that could not be restored)."""
+    files, problems = files_from_export(data)
+    workspace = await open_workspace(session_id)
+    problems.extend(await workspace.restore(files))
+    return problems
 
 
 class PreviewSource:

@@ -6,7 +6,8 @@ session it opens the session's workspace (IndexedDB, ``py-agent-workspaces``), p
 ``read``, ``write``, ``edit``, ``ls``, ``grep``, ``find``, ``javascript`` and ``python``, minus
 those the user disabled. Tool settings (network access, timeouts) come from
 ``host.extras["tool_settings"]`` (a :class:`~py_agent.tools.settings.ToolSettings`, its JSON, or a
-function returning either), read at every run.
+function returning either), read at every run. In the page, ``grep`` runs its regex in a worker
+with a time limit (:mod:`py_agent.web.grep`), so a catastrophic pattern cannot freeze the page.
 
 The page side is ``web/sandbox/panel.js`` (imported by ``web/plugins.js``): the side panel
 ``"workspace"`` and the tool cards. When a session opens, the factory posts ``{sessionId}`` to the
@@ -17,6 +18,7 @@ opens on it; a file chip in a tool card sends ``{type: "open", path}`` back.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +26,7 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
+from .grep import make_browser_grep_searcher
 from .sandbox import DEFAULT_SETTINGS, SettingsSource, make_javascript_tool, make_python_tool
 from .tools_registry import ToolHost, register_panel_handler, register_tool_factory
 from .workspace_store import PreviewSource, open_workspace
@@ -39,10 +42,14 @@ _watching: dict[str, Callable[[], None]] = {}
 
 
 def make_tools(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> list[AgentTool]:
-    """Every workspace tool and the two sandboxed code tools, minus those the user disabled."""
+    """Every workspace tool and the two sandboxed code tools, minus those the user disabled.
+    In the page, ``grep`` searches in a worker with a time limit (:mod:`py_agent.web.grep`)."""
     current = settings() if callable(settings) else settings
     disabled = current.disabled_tools
-    tools = make_workspace_tools(workspace, [name for name in FILE_TOOL_NAMES if name not in disabled])
+    searcher = make_browser_grep_searcher() if sys.platform == "emscripten" else None
+    tools = make_workspace_tools(
+        workspace, [name for name in FILE_TOOL_NAMES if name not in disabled], grep_searcher=searcher
+    )
     if "javascript" not in disabled:
         tools.append(make_javascript_tool(workspace, settings))
     if "python" not in disabled:
@@ -93,14 +100,16 @@ async def _factory(host: ToolHost) -> list[AgentTool]:
     return make_tools(workspace, getter)
 
 
-def _on_panel_message(session_id: str, data: Any) -> None:
-    """A file chip of a tool card was clicked: open the panel on that file."""
+def _on_panel_message(session_id: str, data: Any) -> bool:
+    """A file chip of a tool card (or the session menu's "Files…") was clicked: open the panel,
+    on that file if one is named. False when this chat has no workspace tools."""
     host = _hosts.get(session_id)
     if host is None or not isinstance(data, Mapping) or data.get("type") != "open":
-        return
+        return False
     path = data.get("path")
     host.open_panel(PANEL_ID)
     host.post_to_panel(PANEL_ID, {"sessionId": session_id, "select": path if isinstance(path, str) else None})
+    return True
 
 
 async def preview_source(session_id: str) -> PreviewSource:

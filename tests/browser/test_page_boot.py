@@ -59,9 +59,10 @@ def test_every_request_stays_on_the_page_origin(built_site: Path, serve: Serve, 
     assert run.requests, "no request was recorded"
     foreign = [url for url in run.requests if origin(url) != base]
     assert not foreign, f"requests to other origins: {foreign}"
-    # The runtime and every wheel of the manifest came from the site itself.
+    # The runtime and the packages (site-packages.bin, or each wheel without it) came from the site itself.
     info = manifest(built_site)
-    for item in [*info["runtime"], *info["wheels"]]:  # type: ignore[misc]
+    packages = [info["site_packages"]] if info["site_packages"] else info["wheels"]
+    for item in [*info["runtime"], *packages]:  # type: ignore[misc]
         assert f"{base}/{item['file']}" in run.requests, f"{item['file']} was not loaded"
 
 
@@ -85,13 +86,21 @@ def flip_bytes(path: Path, offsets: tuple[int, ...] = (0, 1, 2, 3)) -> None:
     path.write_bytes(bytes(data))
 
 
+def flip_tail(path: Path) -> None:
+    """Damage a zip's directory (its last 4 kB, but the end record), keeping its size."""
+    size = path.stat().st_size
+    flip_bytes(path, tuple(range(size - 4000, size - 22, 7)))
+
+
 def truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
 
 
-def wheel_file(site: Path, name: str) -> str:
-    wheels = manifest(site)["wheels"]
-    return next(w["file"] for w in wheels if w["name"] == name)  # type: ignore[union-attr]
+def packages_file(site: Path) -> str:
+    """What the page installs the packages from: site-packages.bin (built with Node.js)."""
+    bundle = manifest(site)["site_packages"]
+    assert bundle, "the site was built without site-packages.bin"
+    return bundle["file"]  # type: ignore[index]
 
 
 BREAKAGES = {
@@ -101,17 +110,19 @@ BREAKAGES = {
     "corrupt-wasm": (lambda s: flip_bytes(s / "pyodide/pyodide.asm.wasm"), {"compile"}, ["pyodide.asm.wasm"]),
     "truncated-stdlib": (lambda s: truncate(s / "pyodide/python_stdlib.zip"), {"download"}, ["python_stdlib.zip"]),
     # Same size, damaged content: Python fails to start or to import, depending on what was hit.
+    # (Its zip directory, at the end: the first file, _sysconfigdata, the page takes from
+    # site-packages.bin's copy of the modules py_agent imports.)
     "corrupt-stdlib": (
-        lambda s: flip_bytes(s / "pyodide/python_stdlib.zip", tuple(range(0, 4000, 7))),
+        lambda s: flip_tail(s / "pyodide/python_stdlib.zip"),
         {"compile", "import"},
         ["Python"],
     ),
-    "wheel-hash-mismatch": (
-        lambda s: flip_bytes(s / wheel_file(s, "pydantic"), (100, 101)),
+    "packages-hash-mismatch": (
+        lambda s: flip_bytes(s / packages_file(s), (100, 101)),
         {"install"},
-        ["pydantic", "sha256"],
+        ["site-packages.bin", "sha256"],
     ),
-    "missing-wheel": (lambda s: (s / wheel_file(s, "py-agent")).unlink(), {"install"}, ["py_agent", "404"]),
+    "missing-packages": (lambda s: (s / packages_file(s)).unlink(), {"install"}, ["site-packages.bin", "404"]),
 }
 
 

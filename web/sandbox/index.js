@@ -1,10 +1,12 @@
 // The page's entry to the in-page tools: the sandboxes of the javascript and python tools, the
-// workspace database, the preview panel and the tool renderers. Python reaches them through
-// globalThis.pyAgentSandbox (py_agent/web/sandbox.py loads this module when the page has not).
+// workspace database, the preview panel, the tool renderers and grep's search worker. Python
+// reaches them through globalThis.pyAgentSandbox (py_agent/web/sandbox.py loads this module when
+// the page has not).
 import { python, runJavaScript } from "./host.js";
 import * as workspaceDb from "./workspace-db.js";
 import { WorkspacePreview } from "./preview.js";
 import * as renderers from "./renderers.js";
+import * as grep from "./grep.js";
 
 const STYLE_ID = "py-agent-sandbox-css";
 if (!document.getElementById(STYLE_ID)) {
@@ -15,5 +17,5 @@ if (!document.getElementById(STYLE_ID)) {
   document.head.append(link);
 }
 
-export const api = Object.freeze({ runJavaScript, python, workspaceDb, WorkspacePreview, renderers });
+export const api = Object.freeze({ runJavaScript, python, workspaceDb, WorkspacePreview, renderers, grep });
 globalThis.pyAgentSandbox = api;

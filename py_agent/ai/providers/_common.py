@@ -166,6 +166,15 @@ def merge_headers(*sources: Mapping[str, str | None] | None) -> dict[str, str]:
     return dict(merged.values())
 
 
+def openai_headers(model: Model, options: SimpleStreamOptions, api_key: str | None) -> dict[str, str]:
+    """The headers of both OpenAI APIs (Chat Completions and Responses): a bearer key, then the
+    model's and the call's headers over them."""
+    defaults: dict[str, str | None] = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    if api_key:
+        defaults["Authorization"] = f"Bearer {api_key}"
+    return merge_headers(defaults, model.headers, options.headers)
+
+
 def tool_spec(tool: Any) -> tuple[str, str, dict[str, Any]]:
     """``(name, description, JSON schema)`` of a tool given as a ``Tool``, an ``AgentTool`` or a dict."""
     if isinstance(tool, Mapping):
@@ -942,6 +951,7 @@ __all__ = [
     "join_url",
     "mapped_level",
     "merge_headers",
+    "openai_headers",
     "openai_style_error",
     "option",
     "parse_json_data",

@@ -39,6 +39,7 @@ from ._common import (
     sanitize_surrogates,
     start_stream,
     tool_spec,
+    truncate_body,
     try_json,
 )
 
@@ -318,11 +319,7 @@ class AnthropicAdapter:
             return f"{status} status code (no body)"
         body = try_json(text)
         if body is None:
-            return (
-                f"{status} {text[:4000]}"
-                if len(text) <= 4000
-                else f"{status} {text[:4000]}... [truncated {len(text) - 4000} chars]"
-            )
+            return f"{status} {truncate_body(text)}"
         return f"{status} {json_stringify(body)}"
 
     async def process(self, call: StreamCall) -> None:

@@ -34,7 +34,7 @@ from ._common import (
     StreamCall,
     join_url,
     mapped_level,
-    merge_headers,
+    openai_headers,
     openai_style_error,
     option,
     parse_json_data,
@@ -425,13 +425,6 @@ def _apply_thinking(
             params["reasoning_effort"] = off
 
 
-def build_headers(model: Model, options: SimpleStreamOptions, api_key: str | None) -> dict[str, str]:
-    defaults: dict[str, str | None] = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if api_key:
-        defaults["Authorization"] = f"Bearer {api_key}"
-    return merge_headers(defaults, model.headers, options.headers)
-
-
 # ---------------------------------------------------------------------------------------------
 # Stream
 
@@ -488,7 +481,7 @@ class OpenAICompletionsAdapter:
     ) -> BuiltRequest:
         return BuiltRequest(
             url=join_url(model.base_url, "/chat/completions"),
-            headers=build_headers(model, options, api_key),
+            headers=openai_headers(model, options, api_key),
             payload=build_payload(model, context, options),
         )
 

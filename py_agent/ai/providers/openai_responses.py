@@ -33,7 +33,7 @@ from ._common import (
     compat_value,
     join_url,
     mapped_level,
-    merge_headers,
+    openai_headers,
     openai_style_error,
     option,
     parse_json_data,
@@ -216,13 +216,6 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
     return params
 
 
-def build_headers(model: Model, options: SimpleStreamOptions, api_key: str | None) -> dict[str, str]:
-    defaults: dict[str, str | None] = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if api_key:
-        defaults["Authorization"] = f"Bearer {api_key}"
-    return merge_headers(defaults, model.headers, options.headers)
-
-
 def _tier_multiplier(model: Model, tier: Any) -> float:
     if tier == "flex":
         return 0.5
@@ -248,7 +241,7 @@ class OpenAIResponsesAdapter:
     ) -> BuiltRequest:
         return BuiltRequest(
             url=join_url(model.base_url, "/responses"),
-            headers=build_headers(model, options, api_key),
+            headers=openai_headers(model, options, api_key),
             payload=build_payload(model, context, options),
         )
 
