@@ -215,8 +215,9 @@ def report(
         "Where the time goes (the page's steps, `window.pyAgent.timings`, medians in ms): "
         f"cold: {steps_line(app['cold'])}; warm: {steps_line(app['warm'])}; warm without the snapshot: "
         f"{steps_line(app['warm, no snapshot'])}. \"Start Python\" begins when the last runtime file has arrived "
-        '(WebAssembly compilation streams alongside the download); "import" is `import py_agent`; "the app" is '
-        "web/app.js from boot's ready to its own (the app's Python modules, IndexedDB, the first render).",
+        '(WebAssembly compilation streams alongside the download); "import" is `import py_agent` and the app\'s '
+        'Python modules; "the app" is '
+        "web/app.js from boot's ready to its own (the app's Python start, IndexedDB, the first render).",
         "",
         NOTES.strip(),
     ]
@@ -234,16 +235,16 @@ plugins (`PYDANTIC_DISABLE_PLUGINS`); the message TypeAdapters and the session m
 validators on first use; the app opens its IndexedDB while Python starts; the memory snapshot for
 the next visit is made in a worker with a Pyodide of its own once the app is ready, and the
 service worker caches the site then too (neither on the way to ready). Later visits are served by
-the service worker and restore that snapshot instead of starting the interpreter (compare the row
-without it).
+the service worker and restore that snapshot (taken after `import py_agent`, see below) instead of
+starting the interpreter, installing and importing (compare the row without it).
 
 Cold, the gap: the bare page's time is Pyodide's own start (compiling 9.6 MB of WebAssembly,
 starting CPython and importing Pyodide's ~190 start-up modules, each compiled from source: the
 standard library's zip has no bytecode). What the app adds, on the same two busy cores (Chromium
 traces): its scripts and styles, and the manifest's round trip before the runtime starts (~50 ms);
 site-packages.bin's 4.3 MB beside the runtime's download, and its inflation (~60 ms on the page's
-thread, just before or after CPython's start, whichever it arrives in); writing its ~520 files and
-instantiating pydantic-core (~70 ms); `import py_agent` (~160 ms: pydantic's model classes, and
+thread, just before or after CPython's start, whichever it arrives in); writing its ~460 files and
+instantiating pydantic-core (~70 ms); `import py_agent` and the app's modules (~190 ms: pydantic's model classes, and
 ~800 annotation strings compiled as pydantic evaluates them: py_agent's modules use `from
 __future__ import annotations`); the app's start (~250 ms: its Python modules, settings and keys
 from IndexedDB, the session list, the first render and layout). Measured and left out, no gain
@@ -256,15 +257,37 @@ modules without `from __future__ import annotations` (Python 3.14 evaluates defe
 without compiling strings); a first screen drawn from IndexedDB by JavaScript while Python starts;
 a standard library zip with bytecode (Pyodide's own start, the bare page's too, would be faster).
 
-Warm, the gap: the snapshot saves the interpreter's start and the service worker every download;
-what is left is Python work at every visit: installing the packages, importing py_agent and pydantic,
-the app's start. It runs slower than at a normal start (compare the steps): a restored interpreter
-has not run yet, so V8 has not optimized its hot WebAssembly functions, which a normal start does
-during its seconds of start-up. 1.0 s needs a snapshot taken after `import py_agent` and the app's
-modules: Pyodide can only snapshot before a package with a WebAssembly library (pydantic-core) is
-loaded, as that library lives outside the snapshot's memory. Next steps: snapshots that reload
-dynamic libraries at their addresses (what Cloudflare's Python Workers do with Pyodide), or keeping
-pydantic-core and the model classes out of the first screen's imports.
+Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
+of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
+py_agent and the app's Python modules, importing what the app's start imports lazily (its plugins,
+the model catalogue: `importlib.resources` and other modules compiled from the zip's sources) and
+building the validators that are deferred at a normal start (`defer_build`). Pyodide refuses to
+snapshot once pydantic-core's WebAssembly library is loaded (it lives outside the memory):
+web/snapshot.js records where the dynamic loader put it (dlopen handle, memory and table bases,
+a digest of the function table and the GOT) and a warm visit instantiates it again at those bases
+before the memory is copied back (no relocations, no constructors), grows the memory to the
+snapshot's size (Pyodide's INITIAL_MEMORY setting is ignored by this build: pyodide#6254) and
+checks the table and the GOT; anything that differs (another build, a damaged body: SHA-256,
+another table) means a normal start and a new snapshot. The snapshot's record is kept in a header
+of its Cache Storage entry, so the runtime compiles and instantiates while its 38 MB are read and
+hashed (Pyodide itself reads the snapshot before it starts compiling). Then the ~460 files of
+site-packages are written (they live outside the memory), `random` reseeded, and the app starts
+without importing or building anything.
+
+Warm, the gap: met, but narrowly (0.95-1.05 s at a load of ~3-4 on the two cores). What is left,
+from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
+the modules, manifest.json's round trip through the service worker); "start Python" (~530 ms from
+the last runtime file: compiling and instantiating the runtime while the snapshot is read and
+hashed, growing the memory and putting pydantic-core back, Pyodide copying the 38 MB in and
+finishing its start, the table check, `random`'s seed); writing site-packages (~20 ms); the app's
+start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs cold: V8 has
+compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
+during its seconds of start-up). Next steps: start reading the snapshot from index.html (a preload
+of a service-worker URL) rather than after manifest.json; have sw.js answer manifest.json from its
+cache at once (checking the network in the background); write only the site-packages files that
+imports can still look for after the snapshot; a standard library zip with bytecode (the cold
+start, and the app's cold start: `importlib.resources` & co. are compiled from source, as
+scripts/site_packages.mjs only copies top-level modules).
 """
 
 

@@ -60,7 +60,8 @@ for folder, dirs, names in os.walk(site):
 // The standard library lives in a zip without bytecode: each of its modules that py_agent and the
 // app import beyond what Pyodide imports at start is compiled from source at every boot. A fresh
 // Pyodide with these packages (as the page has them) imports what the page imports; the top-level
-// modules and packages it took from the zip beyond those of its start are then copied from the zip,
+// modules and packages it took from the zip beyond those of its start (and those the app's start
+// imports: its plugins, the model catalogue) are then copied from the zip,
 // with checked-hash .pyc files beside them, into site-packages/_py_agent_stdlib/, which the page
 // puts before the zip on sys.path (web/boot.js).
 const probe = await loadPyodide({ indexURL: runtime, env, stdout: () => {}, stderr: (line) => console.error(line) });
@@ -80,6 +81,15 @@ const stdlib = probe.runPython(`
 import sys
 sys.dont_write_bytecode = True
 import py_agent, pydantic, py_agent.web.main  # noqa: E401, F401
+# What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
+# the snapshot's worker does too (web/fastboot.js, WARM_CODE).
+try:
+    from py_agent.web.plugins import load_plugins
+    from py_agent.ai import models
+    load_plugins()
+    models._load()
+except Exception:
+    pass
 zip_path = next(p for p in sys.path if p.endswith(".zip"))
 sorted({
     name.partition(".")[0] for name, module in list(sys.modules.items())

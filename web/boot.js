@@ -16,8 +16,8 @@
 // boot, in milliseconds since navigation start.
 
 import {
-  afterStart, deleteSnapshot, enableOffline, installPackageFiles, makeSnapshot, PYTHON_ENV, readSnapshot,
-  snapshotOptions, startUnpacking, versionOf,
+  afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles, makeSnapshot,
+  PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -206,7 +206,19 @@ function catchWasmFailure(onCompiled) {
   return { failure, restore: () => Object.assign(WebAssembly, original) };
 }
 
-async function startPython(manifest, snapshotPromise, onCompiled) {
+// The compiled WebAssembly.Module of the library at `path` (relative to site-packages) in the
+// packages being unpacked (unpack.js), for a restore (snapshot.js).
+function libraryModule(unpacking) {
+  return async (path) => {
+    for (const { dynlibs } of unpacking.archives) {
+      const lib = (await dynlibs).find((d) => d.path === path);
+      if (lib) return lib.module;
+    }
+    throw new Error(`${path} is not among the site's packages`);
+  };
+}
+
+async function startPython(manifest, snapshotPromise, unpacking) {
   const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
   let arrived = 0;
   let compileStarted = false;
@@ -237,10 +249,16 @@ async function startPython(manifest, snapshotPromise, onCompiled) {
   const stderr = [];
   const wasm = catchWasmFailure(() => {
     mark("runtime compiled");
-    onCompiled();
+    unpacking.compile();
   });
   let pyodide;
-  let snapshot = await snapshotPromise;
+  let restored = false;
+  const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
+  snapshot?.read?.then(() => mark("snapshot read"), () => {});
+  if (snapshot?.stale) {
+    console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
+    window.pyAgent.boot.rejected = snapshot.stale;
+  }
   const options = {
     indexURL,
     lockFileURL: siteUrl(manifest.lock_file),
@@ -253,19 +271,29 @@ async function startPython(manifest, snapshotPromise, onCompiled) {
     },
   };
   try {
-    try {
-      pyodide = await Promise.race([loadPyodide({ ...options, ...snapshotOptions(snapshot) }), wasm.failure]);
-    } catch (cause) {
-      if (!snapshot || cause instanceof BootError) throw cause;
-      console.warn("py-agent: the memory snapshot did not load; starting Python without it:", cause);
-      deleteSnapshot(siteVersion, siteUrl);
-      snapshot = null;
-      pyodide = await Promise.race([loadPyodide(options), wasm.failure]);
+    if (snapshot?.meta) {
+      try {
+        unpacking.compile(); // pydantic-core's library, needed before the memory is restored
+        const restore = await restoreOptions(
+          snapshot, siteUrl(`${manifest.index_url}pyodide.asm.mjs`), libraryModule(unpacking), () => mark("runtime instantiated"),
+        );
+        pyodide = await Promise.race([loadPyodide({ ...options, ...restore }), wasm.failure]);
+        afterRestore(pyodide, snapshot);
+        restored = true;
+      } catch (cause) {
+        if (cause instanceof BootError) throw cause;
+        console.warn("py-agent: the memory snapshot did not load; starting Python without it:", cause);
+        window.pyAgent.boot.rejected = String(cause?.message ?? cause);
+        await deleteSnapshot(siteVersion, siteUrl);
+        pyodide = null;
+      }
     }
+    pyodide ??= await Promise.race([loadPyodide(options), wasm.failure]);
   } catch (cause) {
     if (cause instanceof BootError) throw cause;
     throw new BootError(`Python could not start: ${cause.message}`, {
       cause,
+      step: "compile", // even when Resource Timing has not reported every runtime file yet
       detail: stderr.join("\n"),
       hint: "A runtime file may be damaged (for example a truncated pyodide.asm.wasm or python_stdlib.zip). " +
         incompleteSiteHint(),
@@ -273,7 +301,7 @@ async function startPython(manifest, snapshotPromise, onCompiled) {
   } finally {
     wasm.restore();
     stopWatching();
-    onCompiled();
+    unpacking.compile();
   }
   mark("python started");
   if (!compileStarted) {
@@ -281,16 +309,17 @@ async function startPython(manifest, snapshotPromise, onCompiled) {
     finishStep("download", formatBytes(runtimeBytes));
     startStep("compile");
   }
+  window.pyAgent.boot.snapshot = restored ? "restored" : snapshotPlan(siteVersion, manifest);
   try {
-    Object.assign(window.pyAgent.boot, afterStart(pyodide, siteVersion, snapshot));
+    afterStart(pyodide);
   } catch (cause) {
     throw pythonRaised(cause);
   }
-  finishStep("compile");
-  return pyodide;
+  finishStep("compile", restored ? "from the memory snapshot" : undefined);
+  return { pyodide, restored };
 }
 
-async function installPackages(pyodide, manifest, unpacking) {
+async function installPackages(pyodide, manifest, unpacking, restored) {
   startStep("install");
   const wheels = manifest.wheels;
   const { archives } = unpacking;
@@ -322,7 +351,7 @@ async function installPackages(pyodide, manifest, unpacking) {
     });
   }
   try {
-    await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name));
+    await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name), { restored });
   } catch (cause) {
     throw new BootError(`Could not install the packages: ${cause.message}`, {
       cause, detail: cause.stack ?? "", hint: incompleteSiteHint(),
@@ -335,21 +364,12 @@ async function installPackages(pyodide, manifest, unpacking) {
   finishStep("install", `${wheels.length} packages`);
 }
 
-async function importPyAgent(pyodide) {
+async function importPyAgent(pyodide, restored) {
   startStep("import");
   try {
-    // site-packages.bin's copy of the standard library modules py_agent imports, with their
-    // bytecode (scripts/site_packages.mjs), goes before the standard library's zip (no bytecode).
-    const versions = pyodide.runPython(`
-import json, os, sys
-_stdlib = os.path.join(${JSON.stringify(pyodide._api.sitepackages)}, "_py_agent_stdlib")
-if os.path.isdir(_stdlib) and _stdlib not in sys.path:
-    sys.path.insert(next((i for i, p in enumerate(sys.path) if p.endswith(".zip")), 0), _stdlib)
-del _stdlib
-import py_agent, pydantic
-json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
-`);
-    finishStep("import");
+    // After a restore, already imported (in the snapshot).
+    const versions = pyodide.runPython(IMPORT_CODE(pyodide._api.sitepackages));
+    finishStep("import", restored ? "from the memory snapshot" : undefined);
     mark("imported");
     return { ...JSON.parse(versions), pyodide: pyodide.version };
   } catch (cause) {
@@ -414,26 +434,27 @@ async function boot() {
   startStep("download");
   const manifest = await loadManifest();
   mark("manifest");
-  const snapshot = readSnapshot(siteVersion, siteUrl);
+  const snapshot = readSnapshot(siteVersion, siteUrl, manifest);
   // The packages are fetched and unpacked while Python starts (unpack.js).
   const unpacking = startUnpacking(manifest, siteUrl, mark);
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);
-  const python = startPython(manifest, snapshot, unpacking.compile).catch(async (error) => {
+  const python = startPython(manifest, snapshot, unpacking).catch(async (error) => {
     await check;
     throw error;
   });
-  const [, pyodide] = await Promise.all([check, python]);
-  await installPackages(pyodide, manifest, unpacking);
-  const versions = await importPyAgent(pyodide);
+  const [, { pyodide, restored }] = await Promise.all([check, python]);
+  await installPackages(pyodide, manifest, unpacking, restored);
+  const versions = await importPyAgent(pyodide, restored);
   return { pyodide, manifest, versions };
 }
 
 window.pyAgent = {
   state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings, marks,
   // How this boot went (fastboot.js): {snapshot: "restored"|"none"|"pending", then "made"|"failed";
-  // stored: a promise, settled once the snapshot for the next visit is kept}
+  // stored: a promise, settled once the snapshot for the next visit is kept; rejected: why a kept
+  // snapshot was not restored (another build, damaged, a mismatch), when it was not}
   boot: {},
   offline: null, // a promise: "ready" once the service worker has cached the whole site
 };
@@ -482,7 +503,7 @@ export const ready = boot().then(
     if (window.pyAgent.boot.snapshot === "pending") {
       const { manifest } = result;
       window.pyAgent.boot.stored = settled
-        .then(() => makeSnapshot(siteVersion, siteUrl, siteUrl(manifest.index_url), siteUrl(manifest.lock_file)))
+        .then(() => makeSnapshot(siteVersion, siteUrl, manifest))
         .then((status) => {
           window.pyAgent.boot.snapshot = status.split(":")[0];
           return status;

@@ -4,35 +4,100 @@
 //   gzip'd file) is fetched and inflated while the runtime downloads and Python starts
 //   (unpack.js); installing is then writing its files into site-packages, and loading
 //   pydantic-core's WebAssembly library from the module compiled meanwhile (installPackageFiles).
-// - Memory snapshot: once the app is ready (not on the way), a worker (snapshot-worker.js) starts
-//   a Pyodide of its own with `_makeSnapshot`, imports the standard library modules that
-//   importing py_agent needs, and keeps a snapshot of Python's memory
-//   (pyodide.makeMemorySnapshot(), ~30 MB) in Cache Storage, in the cache of this version of the
-//   site (see sw.js: it goes when the version goes). Later visits pass it to loadPyodide as
-//   `_loadSnapshot`, which skips starting the interpreter. It holds no package: the packages'
-//   files and pydantic-core's WebAssembly library live outside that memory, so they are installed
-//   at every visit. A snapshot that does not load is deleted, and Python starts normally.
+// - Memory snapshot (snapshot.js): once the app is ready (not on the way), a worker
+//   (snapshot-worker.js) starts a Pyodide of its own with `_makeSnapshot`, installs
+//   site-packages.bin, imports py_agent and the app's Python modules, and keeps a snapshot of
+//   Python's memory (pyodide.makeMemorySnapshot(), with a record of pydantic-core's WebAssembly
+//   library: where it was loaded) in Cache Storage, in the cache of this version of the site (see
+//   sw.js: it goes when the version goes). Later visits restore it while the runtime is compiled:
+//   no interpreter start, no import; the packages' files (outside that memory) are written into
+//   site-packages. A snapshot that does not match (another build, damaged, another function table)
+//   is deleted, Python starts normally, and a new snapshot is made.
 // - The service worker (sw.js), registered once the page is ready: it caches every file of the
 //   site, and later visits are served from that cache (offline too).
 // - A scheduler for Pyodide's event loop that runs Python's callbacks in slices of at most 8 ms, so
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 import { startUnpacking } from "./unpack.js";
+import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
+
+export { afterRestore, restoreOptions } from "./snapshot.js";
 
 // Python's environment, at every start and in the snapshot alike. The site ships no pydantic
 // plugins: without this, pydantic looks for them among every installed distribution's metadata
 // (importlib.metadata, reading the standard library's zip) when it builds its first validator.
 export const PYTHON_ENV = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
 
-const SNAPSHOT_PATH = "__sw__/snapshot";
 const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
-// The standard library modules that importing py_agent and the app's start add to what Pyodide
-// itself imports at start (measured under Node; the wheels are installed by JavaScript, which
-// imports nothing); a name that no longer exists is skipped.
-const PREIMPORT = [
-  "datetime", "decimal", "email", "fractions", "hmac", "ipaddress", "numbers", "secrets", "sysconfig",
-  "urllib.parse", "uuid", "zoneinfo",
-];
+// What a page (and the snapshot) imports before the app starts: site-packages.bin's copy of the
+// standard library modules py_agent imports, with their bytecode (scripts/site_packages.mjs), goes
+// before the standard library's zip (no bytecode); then py_agent, pydantic and the app's Python side.
+export const IMPORT_CODE = (sitepackages) => `
+import json, os, sys
+_stdlib = os.path.join(${JSON.stringify(sitepackages)}, "_py_agent_stdlib")
+if os.path.isdir(_stdlib) and _stdlib not in sys.path:
+    sys.path.insert(next((i for i, p in enumerate(sys.path) if p.endswith(".zip")), 0), _stdlib)
+del _stdlib
+import py_agent, pydantic, py_agent.web.main
+json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
+`;
+
+// Run once before the snapshot is taken (snapshot-worker.js), so that a restored page has it done:
+// what the app's start (py_agent/web/app.py) would do lazily, without its side effects: the plugin
+// modules imported (with the standard library modules they need, from the zip, compiled from
+// source), the model catalogue read; then the validators that py_agent's models and TypeAdapters
+// build on first use (defer_build, so that a normal start does not wait for them) built. Whatever
+// fails here is left for the page to do (or report) as without a snapshot.
+export const WARM_CODE = `
+def _py_agent_warm():
+    import importlib, sys
+    from pydantic import BaseModel, TypeAdapter
+    from pydantic._internal._mock_val_ser import MockValSer
+
+    try:
+        from py_agent.web import plugins
+        names = list(getattr(plugins, "PLUGIN_MODULES", []))
+        for value in vars(plugins).values():
+            if isinstance(value, dict):
+                for hook in value.values():
+                    names.extend(h for h in (hook if isinstance(hook, tuple) else ()) if isinstance(h, str) and h.startswith("py_agent."))
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+    except Exception:
+        pass
+    try:
+        from py_agent.ai import models
+        models._load()
+    except Exception:
+        pass
+
+    stack, seen = [BaseModel], set()
+    while stack:
+        for model in stack.pop().__subclasses__():
+            if model in seen:
+                continue
+            seen.add(model)
+            stack.append(model)
+            if model.__module__.startswith("py_agent") and isinstance(model.__dict__.get("__pydantic_validator__"), MockValSer):
+                try:
+                    model.model_rebuild(force=True)
+                except Exception:
+                    pass
+    for name, module in list(sys.modules.items()):
+        if name.startswith("py_agent"):
+            for value in list(vars(module).values()):
+                if isinstance(value, TypeAdapter) and isinstance(value.validator, MockValSer):
+                    try:
+                        value.rebuild(force=True)
+                    except Exception:
+                        pass
+
+_py_agent_warm()
+del _py_agent_warm
+`;
 
 function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -44,54 +109,42 @@ export async function versionOf(bytes) {
   return hex(await crypto.subtle.digest("SHA-256", bytes));
 }
 
-function snapshotKey(siteUrl) {
-  return siteUrl(SNAPSHOT_PATH);
-}
-
-/** The snapshot kept for this version of the site, or null. */
-export async function readSnapshot(version, siteUrl) {
-  if (!version || !snapshotsWanted()) return null;
-  try {
-    const response = await (await caches.open(CACHE_PREFIX + version)).match(snapshotKey(siteUrl));
-    return response ? new Uint8Array(await response.arrayBuffer()) : null;
-  } catch {
-    return null;
-  }
-}
-
-export async function deleteSnapshot(version, siteUrl) {
-  try {
-    await (await caches.open(CACHE_PREFIX + version)).delete(snapshotKey(siteUrl));
-  } catch {
-    // nothing to delete
-  }
-}
-
-/** loadPyodide options: restore `snapshot` (the snapshot for the next visit is made later). */
-export function snapshotOptions(snapshot) {
-  return snapshot ? { _loadSnapshot: snapshot } : {};
-}
-
 // ?no-snapshot turns snapshots off for this visit (to compare, or to rule them out).
 function snapshotsWanted() {
   return !new URLSearchParams(location.search).has("no-snapshot");
 }
 
 /**
- * Right after loadPyodide: reseed a restored interpreter; then a scheduler that keeps the page
- * responsive (below).
+ * The memory snapshot kept for this version of the site (snapshot.js, findSnapshot): null when
+ * there is none (or snapshots are off); {stale: reason} when it was of another build (deleted);
+ * else {meta, bytes, read}, its bytes being read.
  */
-export function afterStart(pyodide, version, snapshot) {
+export async function readSnapshot(version, siteUrl, manifest) {
+  if (!version || !snapshotsWanted() || !manifest.site_packages) return null;
   try {
-    if (snapshot) {
-      // Every restore starts from the same memory: give `random` a fresh seed.
-      pyodide.runPython("import random as _r; _r.seed(); del _r");
-      return { snapshot: "restored" };
-    }
-    return { snapshot: version && snapshotsWanted() ? "pending" : "none" };
-  } finally {
-    useResponsiveScheduler(pyodide);
+    const cache = await caches.open(CACHE_PREFIX + version);
+    return await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
+  } catch (error) {
+    return { stale: `the snapshot could not be read (${error?.message ?? error})` };
   }
+}
+
+export async function deleteSnapshot(version, siteUrl) {
+  try {
+    await (await caches.open(CACHE_PREFIX + version)).delete(siteUrl(SNAPSHOT_PATH));
+  } catch {
+    // nothing to delete
+  }
+}
+
+/** What boot.snapshot starts as when Python starts normally: "pending" if a snapshot will be made. */
+export function snapshotPlan(version, manifest) {
+  return version && snapshotsWanted() && manifest.site_packages ? "pending" : "none";
+}
+
+/** Right after loadPyodide: the scheduler that keeps the page responsive (below). */
+export function afterStart(pyodide) {
+  useResponsiveScheduler(pyodide);
 }
 
 /**
@@ -99,7 +152,7 @@ export function afterStart(pyodide, version, snapshot) {
  * visit in a worker (snapshot-worker.js), off the page's thread. Resolves to "made" or
  * "failed: <reason>" (a visit without a snapshot starts Python normally, and tries again).
  */
-export function makeSnapshot(version, siteUrl, indexURL, lockFileURL) {
+export function makeSnapshot(version, siteUrl, manifest) {
   return new Promise((resolve) => {
     let worker;
     try {
@@ -119,8 +172,7 @@ export function makeSnapshot(version, siteUrl, indexURL, lockFileURL) {
       done(`failed: ${event.message || "the worker did not start"}`);
     };
     worker.postMessage({
-      indexURL, lockFileURL, env: PYTHON_ENV, cacheName: CACHE_PREFIX + version, key: snapshotKey(siteUrl),
-      preimport: PREIMPORT,
+      site: siteUrl("./"), manifest, version, cacheName: CACHE_PREFIX + version, key: siteUrl(SNAPSHOT_PATH),
     });
   });
 }
@@ -188,9 +240,10 @@ export { startUnpacking };
  * Writes the unpacked archives (startUnpacking: [{files, dynlibs}]) into site-packages, as
  * Pyodide's loadPackage would install the packages `names`: their files (with an INSTALLER and a
  * PYODIDE_SOURCE file in each .dist-info), their dynamic libraries loaded (from the modules
- * compiled meanwhile), `pyodide.loadedPackages` updated.
+ * compiled meanwhile), `pyodide.loadedPackages` updated. After a restore (`restored`), only the
+ * files: the rest is in the snapshot.
  */
-export async function installPackageFiles(pyodide, archives, names) {
+export async function installPackageFiles(pyodide, archives, names, { restored = false } = {}) {
   const { FS } = pyodide;
   const root = pyodide._api.sitepackages;
   const folders = new Set();
@@ -214,6 +267,11 @@ export async function installPackageFiles(pyodide, archives, names) {
       if (!written.has(`${distInfo}/INSTALLER`)) write(`${distInfo}/INSTALLER`, "pyodide.loadPackage");
       if (!written.has(`${distInfo}/PYODIDE_SOURCE`)) write(`${distInfo}/PYODIDE_SOURCE`, "pyodide");
     }
+  }
+  // Restored from the snapshot: the libraries are loaded, the packages imported (snapshot.js).
+  if (restored) {
+    pyodide._api.importlib.invalidate_caches();
+    return;
   }
   // Emscripten's preload plugin for .so files: instantiates a (compiled) module and keeps its
   // exports, which dlopen of that path then uses instead of compiling the file again.

@@ -1,39 +1,48 @@
-// Makes the memory snapshot that later visits restore (see fastboot.js), in a worker of its own,
-// once the page is ready: the first visit does not wait for it. A Pyodide of its own, from the
-// same files, started with `_makeSnapshot`; the standard library modules that installing and
-// importing py_agent need are imported; then pyodide.makeMemorySnapshot() goes into Cache
-// Storage, in the cache of this version of the site (sw.js deletes it with that version).
+// Makes the memory snapshot that later visits restore (snapshot.js), in a worker of its own, once
+// the page is ready: the first visit does not wait for it. A Pyodide of its own, from the same
+// files, started with `_makeSnapshot`, installs site-packages.bin as the page does (fetched with
+// its sha256 as Subresource Integrity: unpack.js), imports py_agent and the app's Python modules
+// as the page does (fastboot.js, IMPORT_CODE), builds the validators a page builds on first use
+// (WARM_CODE); then the snapshot, with the record of its dynamic
+// libraries, goes into Cache Storage, in the cache of this version of the site (sw.js deletes it
+// with that version).
 //
-// Message in: {indexURL, lockFileURL, env, cacheName, key, preimport: [module names]}.
+// Message in: {site: the site's folder URL, manifest, version, cacheName, key}.
 // Message out: {ok: true, size} or {ok: false, error}.
 
+import { IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, WARM_CODE } from "./fastboot.js";
+import { snapshotResponse, takeSnapshot } from "./snapshot.js";
+
 self.onmessage = async ({ data }) => {
-  const { indexURL, lockFileURL, env, cacheName, key, preimport } = data;
+  const { site, manifest, version, cacheName, key } = data;
   try {
+    if (!manifest.site_packages) throw new Error("the site has no site-packages.bin");
+    const siteUrl = (path) => new URL(path, site).href;
+    const indexURL = siteUrl(manifest.index_url);
+    const unpacking = startUnpacking(manifest, siteUrl);
     const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
     const pyodide = await loadPyodide({
       indexURL,
-      lockFileURL,
+      lockFileURL: siteUrl(manifest.lock_file),
       packageBaseUrl: indexURL,
-      env,
+      env: { ...PYTHON_ENV },
       _makeSnapshot: true,
       stdout: () => {},
       stderr: (line) => console.warn(line),
     });
-    // A name that no longer exists is skipped.
-    pyodide.runPython(`
-import importlib as _i
-for _m in ${JSON.stringify(preimport)}:
-    try:
-        _i.import_module(_m)
-    except ModuleNotFoundError:
-        pass
-del _i, _m
-`);
-    const bytes = pyodide.makeMemorySnapshot();
+    const tableAtStart = pyodide._module.wasmTable.length;
+    // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
+    // path instantiates them without a dlopen handle, where the loader records their bases).
+    const archives = await Promise.all(unpacking.archives.map(async ({ files, dynlibs }) => ({
+      files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
+    })));
+    await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
+    pyodide.runPython(IMPORT_CODE(pyodide._api.sitepackages));
+    pyodide.runPython(WARM_CODE);
+    const snapshot = await takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
     const cache = await caches.open(cacheName);
-    await cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
-    self.postMessage({ ok: true, size: bytes.length });
+    await cache.put(key, snapshotResponse(snapshot));
+    self.postMessage({ ok: true, size: snapshot.bytes.length });
   } catch (error) {
     self.postMessage({ ok: false, error: String(error?.message ?? error) });
   }

@@ -145,3 +145,63 @@ def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None
         assert page.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
     finally:
         page.context.close()
+
+
+# Changes the kept memory snapshot (web/snapshot.js) in the page's cache: "damaged" flips a byte of
+# its body, "build" makes its record another build's, "table" records another function table.
+TAMPER_SNAPSHOT = """async (kind) => {
+  const names = (await caches.keys()).filter((k) => k.startsWith("py-agent-site-"));
+  if (names.length !== 1) throw new Error(`caches: ${names}`);
+  const cache = await caches.open(names[0]);
+  const [request] = (await cache.keys()).filter((r) => r.url.endsWith("/__sw__/snapshot"));
+  const response = await cache.match(request);
+  const meta = JSON.parse(response.headers.get("x-py-agent-snapshot"));
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (kind === "damaged") bytes[bytes.length >> 1] ^= 0xff;
+  if (kind === "build") meta.version = "0".repeat(64);
+  if (kind === "table") meta.tableAtStart += 1;
+  await cache.put(request, new Response(bytes, {
+    headers: { "content-type": "application/octet-stream", "x-py-agent-snapshot": JSON.stringify(meta) },
+  }));
+}"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [("damaged", "damaged"), ("build", "another build"), ("table", "function table")],
+)
+def test_a_snapshot_that_does_not_match_means_a_normal_start(browser: Any, site: Site, kind: str, reason: str) -> None:
+    """A damaged snapshot, one of another build, or one whose function table differs is left out:
+    Python starts normally, the app works, and a new snapshot is made for the next visit."""
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        wait_offline_ready(page)
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "made"
+        page.evaluate(TAMPER_SNAPSHOT, kind)
+
+        reload_ready(page)
+        boot = page.evaluate("() => ({ ...window.pyAgent.boot, stored: undefined })")
+        assert boot["snapshot"] in ("pending", "made"), boot
+        assert reason in (boot["rejected"] or ""), boot
+        assert page.evaluate("() => window.pyAgent.state") == "ready"
+        wait_offline_ready(page)
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "made"
+
+        # The new snapshot restores, and pydantic-core works in it.
+        reload_ready(page)
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
+        checked = page.evaluate("""() => window.pyAgent.pyodide.runPython(`
+from pydantic import BaseModel, ValidationError
+class _T(BaseModel):
+    x: int
+try:
+    _T(x="no")
+    _r = "no error"
+except ValidationError as e:
+    _r = f"{e.error_count()} error"
+_r`)""")
+        assert checked == "1 error"
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()

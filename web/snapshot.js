@@ -1,0 +1,297 @@
+// The memory snapshot that later visits restore: made by snapshot-worker.js (once the app is ready,
+// in a Pyodide of its own), restored by boot.js (through fastboot.js). It is taken after the
+// site's packages are installed and `py_agent` and the app's Python modules are imported, so a
+// restored page neither installs (but for writing the files) nor imports.
+//
+// What Pyodide's own snapshot leaves out, handled here:
+// - pydantic-core's WebAssembly library (an Emscripten side module): its code and its slots in the
+//   function table live outside the memory, and Pyodide refuses a snapshot once a package is loaded
+//   (pyodide#5195). The snapshot records where the dynamic loader put each library (its dlopen
+//   handle, memory base, table base, sizes) and a digest of the function table and of the loader's
+//   GOT; a restore instantiates the same module again at the same bases before the memory is copied
+//   back, without its data relocations and constructors (the memory holds their results), then
+//   checks that the table and the GOT came out exactly as in the worker.
+// - The files of site-packages (outside the memory): written from site-packages.bin, as at a normal
+//   start, once Python runs.
+// - The memory's size: Pyodide sizes it with INITIAL_MEMORY, which this build ignores (pyodide#6254):
+//   the memory is grown to the snapshot's size before it is copied back.
+//
+// Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
+// version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
+// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
+// body, libraries, table). The record is read first: the runtime compiles and instantiates while
+// the body is read into a buffer of the recorded size and its SHA-256 checked (off the page's
+// thread). Anything that does not match (another kind, another build, a damaged body, another
+// table) means a normal start, and a new snapshot.
+
+export const SNAPSHOT_KIND = "py-agent-snapshot 3";
+export const SNAPSHOT_PATH = "__sw__/snapshot";
+const HEADER = "x-py-agent-snapshot";
+const SITE_PACKAGES = "/lib/python3.14/site-packages/";
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
+// a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
+// V8's interpreter.
+function tableDigest(module, start) {
+  let h = 0x811c9dc5;
+  const mix = (n) => {
+    h = Math.imul(h ^ (n | 0), 16777619) >>> 0;
+  };
+  for (let i = start; i < module.wasmTable.length; i++) {
+    const f = module.wasmTable.get(i);
+    mix(f ? Number(f.name) + 1 : 0);
+    mix(f ? f.length : -1);
+  }
+  const got = module.GOT;
+  const names = Object.keys(got).sort();
+  mix(names.length);
+  for (const name of names) {
+    mix(name.length);
+    mix(name.charCodeAt(0) | (name.charCodeAt(name.length - 1) << 8));
+    mix(got[name].value);
+  }
+  return h.toString(16);
+}
+
+// ---- Making it (snapshot-worker.js) ----
+
+/**
+ * The record of the dynamic libraries loaded since the runtime started (`tableAtStart`: the
+ * function table's length then). Throws when a library cannot be restored.
+ */
+export function recordLibraries(pyodide, tableAtStart) {
+  const module = pyodide._module;
+  const libraries = [];
+  for (const [key, dso] of Object.entries(module.LDSO.loadedLibsByHandle)) {
+    const handle = Number(key);
+    if (!handle) continue;
+    if (!dso.name.startsWith(SITE_PACKAGES)) throw new Error(`unexpected dynamic library ${dso.name}`);
+    libraries.push({
+      name: dso.name,
+      path: dso.name.slice(SITE_PACKAGES.length),
+      handle,
+      global: dso.global,
+      memoryBase: module.HEAPU32[(handle + 12) >> 2],
+      memorySize: module.HEAP32[(handle + 16) >> 2],
+      tableBase: module.HEAPU32[(handle + 20) >> 2],
+      tableSize: module.HEAP32[(handle + 24) >> 2],
+    });
+  }
+  const named = Object.keys(module.LDSO.loadedLibsByName).filter((n) => n !== "__main__");
+  if (named.length !== libraries.length) throw new Error("a dynamic library was loaded without a handle");
+  if (module.freeTableIndexes?.length) throw new Error("the function table has free slots");
+  return {
+    tableAtStart,
+    tableLength: module.wasmTable.length,
+    table: tableDigest(module, tableAtStart),
+    heap: module.HEAP8.length,
+    libraries,
+  };
+}
+
+/**
+ * Takes the snapshot of a Pyodide started with `_makeSnapshot` that has its packages installed and
+ * imported. Returns {meta, bytes} (meta: the record stored beside it).
+ */
+export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha256 }) {
+  const record = recordLibraries(pyodide, tableAtStart);
+  // What is alive now lives as long as the page: out of the collector's way (else the first
+  // collection after a restore walks every object of every imported module).
+  pyodide.runPython("import gc as _gc; _gc.collect(); _gc.freeze(); del _gc");
+  // Pyodide refuses a snapshot once its list of loaded packages is not empty (pyodide#5195): the
+  // libraries are handled here. The list goes back into the record, and into the restored page.
+  const loaded = pyodide.loadedPackages;
+  const packages = { ...loaded };
+  for (const name of Object.keys(packages)) delete loaded[name];
+  let bytes;
+  try {
+    bytes = pyodide.makeMemorySnapshot();
+  } finally {
+    Object.assign(loaded, packages);
+  }
+  const meta = {
+    kind: SNAPSHOT_KIND,
+    version,
+    bundle: bundleSha256,
+    size: bytes.length,
+    sha256: hex(await crypto.subtle.digest("SHA-256", bytes)),
+    packages,
+    ...record,
+  };
+  return { meta, bytes };
+}
+
+export function snapshotResponse({ meta, bytes }) {
+  return new Response(bytes, {
+    headers: { "content-type": "application/octet-stream", [HEADER]: JSON.stringify(meta) },
+  });
+}
+
+// ---- Restoring it (boot.js) ----
+
+/**
+ * The snapshot kept in `cache` under `key` for this site (`version`, site-packages.bin's
+ * `bundleSha256`): null when there is none; {stale: reason} when it does not belong to this build
+ * (deleted); else {meta, bytes, read}: `bytes` is a buffer of the snapshot's size that is being
+ * filled, `read` a promise that resolves once it is filled and its SHA-256 checked, and rejects
+ * otherwise.
+ */
+export async function findSnapshot(cache, key, { version, bundleSha256 }) {
+  const response = await cache.match(key);
+  if (!response) return null;
+  let meta;
+  try {
+    meta = JSON.parse(response.headers.get(HEADER) ?? "null");
+  } catch {
+    meta = null;
+  }
+  let stale = null;
+  if (meta?.kind !== SNAPSHOT_KIND) stale = "a snapshot of another kind";
+  else if (meta.version !== version || meta.bundle !== bundleSha256) stale = "a snapshot of another build of the site";
+  else if (!(meta.size > 0) || !Number.isSafeInteger(meta.size) || !Array.isArray(meta.libraries)) {
+    stale = "a damaged snapshot record";
+  }
+  if (stale) {
+    response.body?.cancel().catch(() => {});
+    await cache.delete(key).catch(() => {});
+    return { stale };
+  }
+  const bytes = new Uint8Array(meta.size);
+  const read = (async () => {
+    const reader = response.body.getReader();
+    let at = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (at + value.length > bytes.length) throw new Error("the snapshot is longer than its record says");
+      bytes.set(value, at);
+      at += value.length;
+    }
+    if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
+    // WebCrypto hashes a copy of the bytes on another thread.
+    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
+  })();
+  read.catch(() => {}); // reported by whoever restores it
+  return { meta, bytes, read };
+}
+
+/**
+ * loadPyodide options that restore `snapshot` (findSnapshot). Pyodide's `_loadSnapshot` gets the
+ * buffer at once (so that it does not wait for it before instantiating the runtime), and a
+ * createPyodideModule that, once the runtime's instance exists and the buffer is filled and
+ * checked, and before Pyodide copies it into the memory: grows the memory to the snapshot's size,
+ * checks the function table and the libraries' bases, and puts each library back at its bases.
+ * `libraries(path)`: a promise of the compiled WebAssembly.Module of that library.
+ */
+export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = () => {}) {
+  const { default: createPyodideModule } = await import(asmUrl);
+  const { meta, bytes, read } = snapshot;
+  const compiled = Promise.all(meta.libraries.map((lib) => libraries(lib.path)));
+  compiled.catch(() => {});
+  return {
+    _loadSnapshot: bytes,
+    createPyodideModule: async (settings) => {
+      const module = await createPyodideModule(settings);
+      onInstance();
+      const [modules] = await Promise.all([compiled, read]);
+      if (module.HEAP8.length < meta.heap && !module.growMemory(meta.heap)) {
+        throw new Error("the memory could not grow to the snapshot's size");
+      }
+      checkBases(meta, bytes);
+      if (module.wasmTable.length !== meta.tableAtStart) {
+        throw new Error(`the function table starts at ${module.wasmTable.length}, the snapshot's at ${meta.tableAtStart}`);
+      }
+      meta.libraries.forEach((lib, i) => reinstantiate(module, modules[i], lib));
+      return module;
+    },
+  };
+}
+
+// The dynamic loader wrote each library's bases into its dlopen handle, in the snapshot's memory:
+// they must be the ones in the record.
+function checkBases(meta, bytes) {
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
+  const heap = words[1] >> 2; // Pyodide's header: magic, then the offset of the memory
+  if (bytes.byteLength - words[1] !== meta.heap) throw new Error("the snapshot's memory is not the recorded size");
+  for (const lib of meta.libraries) {
+    const at = heap + (lib.handle >> 2);
+    if (words[at + 3] !== lib.memoryBase || words[at + 4] !== lib.memorySize ||
+        words[at + 5] !== lib.tableBase || words[at + 6] !== lib.tableSize) {
+      throw new Error(`${lib.path}: the snapshot's memory does not match its record`);
+    }
+  }
+}
+
+// Emscripten's loadWebAssemblyModule (pyodide.asm.mjs), at the recorded memory and table base,
+// without applying data relocations or running constructors: the snapshot's memory is the result.
+function reinstantiate(module, wasmModule, lib) {
+  if (!wasmModule) throw new Error(`${lib.path} did not compile`);
+  const metadata = module.getDylinkMetadata(wasmModule);
+  if (metadata.memorySize !== lib.memorySize || metadata.tableSize !== lib.tableSize) {
+    throw new Error(`${lib.path} is not the library the snapshot was taken with ` +
+      `(memory ${metadata.memorySize}, table ${metadata.tableSize}: recorded ${lib.memorySize}, ${lib.tableSize})`);
+  }
+  if (metadata.neededDynlibs.length) throw new Error(`${lib.path} needs other libraries`);
+  if (module.wasmTable.length !== lib.tableBase) {
+    throw new Error(`${lib.path}: the function table is at ${module.wasmTable.length}, expected ${lib.tableBase}`);
+  }
+  module.wasmTable.grow(metadata.tableSize);
+  const main = module.LDSO.loadedLibsByName.__main__.exports;
+  let exports;
+  const resolve = (name) => (module.isSymbolDefined(name) ? main[name] : undefined) ?? exports?.[name];
+  const env = new Proxy({}, {
+    get(stubs, name) {
+      if (name === "__memory_base") return lib.memoryBase;
+      if (name === "__table_base") return lib.tableBase;
+      if (name in main && !main[name].stub) return main[name];
+      if (!(name in stubs)) {
+        let resolved;
+        stubs[name] = (...args) => {
+          resolved ||= resolve(name);
+          if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${name}`);
+          return resolved(...args);
+        };
+      }
+      return stubs[name];
+    },
+  });
+  const got = new Proxy(metadata.weakImports, module.GOTHandler);
+  const entry = module.newDSO(lib.name, lib.handle, "loading");
+  entry.refcount = Infinity;
+  entry.global = lib.global;
+  const instance = new WebAssembly.Instance(wasmModule, { "GOT.mem": got, "GOT.func": got, env, wasi_snapshot_preview1: env });
+  module.updateTableMap(lib.tableBase, metadata.tableSize);
+  exports = module.relocateExports(instance.exports, lib.memoryBase);
+  if ("__start_em_asm" in exports || Object.keys(exports).some((k) => k.startsWith("__em_js__"))) {
+    throw new Error(`${lib.path} has EM_ASM/EM_JS code`);
+  }
+  module.updateGOT(exports);
+  module.reportUndefinedSymbols();
+  if (lib.global) module.mergeLibSymbols(exports, lib.name);
+  entry.exports = exports;
+}
+
+/**
+ * Right after a restoring loadPyodide: checks that the function table and the GOT are the
+ * snapshot's, lists the loaded packages again, gives `random` a fresh seed (every restore starts
+ * from the same memory), and checks that pydantic-core answers. Throws on any mismatch: the caller
+ * then starts Python normally.
+ */
+export function afterRestore(pyodide, { meta }) {
+  const module = pyodide._module;
+  if (module.freeTableIndexes?.length || module.wasmTable.length !== meta.tableLength ||
+      tableDigest(module, meta.tableAtStart) !== meta.table) {
+    throw new Error("the restored function table differs from the snapshot's");
+  }
+  Object.assign(pyodide.loadedPackages, meta.packages);
+  pyodide.runPython(`
+import random as _r, pydantic_core as _c
+_r.seed()
+assert _c.SchemaValidator({"type": "int"}).validate_python("3") == 3
+del _r, _c
+`);
+}
