@@ -4,27 +4,28 @@
 // there; see build_site_packages()). So the page neither unzips the wheels nor compiles their
 // sources.
 //
-//     node scripts/site_packages.mjs SITE_DIR OUT_FILE
+//     node scripts/site_packages.mjs SITE_DIR OUT_FILE OUT_STDLIB
 //
 // SITE_DIR is a site being built (its pyodide/ holds the runtime, the wheels and the site's
 // pyodide-lock.json). Pyodide (the same runtime, so the same bytecode format) installs every
 // package of that lock with loadPackage (checking each wheel's sha256) and compiles each of their
 // .py files with py_compile, as checked-hash .pyc files (Python compares a hash of the source
 // before using one, so a .pyc can never stand in for other sources). OUT_FILE gets every file of
-// site-packages (the wheels' files, the .dist-info that loadPackage writes, the .pyc files, and
-// _py_agent_stdlib/: see below) as one gzip'd bundle, written deterministically:
+// site-packages (the wheels' files, the .dist-info that loadPackage writes, the .pyc files) as one
+// gzip'd bundle, written deterministically:
 //
 //     "py-agent-site-packages 1\n" + JSON [[path relative to site-packages, size], ...] + "\n" + the files' bytes
 //
-// web/unpack.js reads it; web/fastboot.js writes it into site-packages.
+// web/unpack.js reads it; web/fastboot.js writes it into site-packages. OUT_STDLIB gets the
+// standard library's zip with bytecode for the modules the page imports (below).
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [siteArg, outArg] = process.argv.slice(2);
-if (!siteArg || !outArg) {
-  console.error("usage: node scripts/site_packages.mjs SITE_DIR OUT_FILE");
+const [siteArg, outArg, stdlibArg] = process.argv.slice(2);
+if (!siteArg || !outArg || !stdlibArg) {
+  console.error("usage: node scripts/site_packages.mjs SITE_DIR OUT_FILE OUT_STDLIB");
   process.exit(2);
 }
 const runtime = join(resolve(siteArg), "pyodide") + "/";
@@ -57,15 +58,18 @@ for folder, dirs, names in os.walk(site):
                 pass  # a file that does not compile is compiled (and fails) at import, as without the bundle
 `);
 
-// The standard library lives in a zip without bytecode: each of its modules that py_agent and the
-// app import beyond what Pyodide imports at start is compiled from source at every boot. A fresh
-// Pyodide with these packages (as the page has them) imports what the page imports; the top-level
-// modules and packages it took from the zip beyond those of its start (and those the app's start
-// imports: its plugins, the model catalogue) are then copied from the zip,
-// with checked-hash .pyc files beside them, into site-packages/_py_agent_stdlib/, which the page
-// puts before the zip on sys.path (web/boot.js).
+// The standard library lives in a zip without bytecode (Pyodide's python_stdlib.zip): each module
+// Python imports from it is compiled from source at every start (~190 at Pyodide's own start).
+// A fresh Pyodide with these packages (as the page has them) imports what the page imports (and
+// what the app's start imports lazily: its plugins, the model catalogue); every module it then
+// has from the zip, those of Pyodide's start included, gets an unchecked-hash .pyc beside its
+// .py in a copy of the zip (OUT_STDLIB), compiled with the file name an import from the zip gives
+// its code. zipimport takes `name.pyc` before `name.py` and uses an unchecked-hash one without
+// reading the source or comparing dates; the sources stay (tracebacks, `inspect`). Modules no one
+// imports at start keep only their source (a smaller download). The page and the snapshot's
+// worker load that zip (loadPyodide's stdLibURL); Pyodide's own python_stdlib.zip is shipped
+// unchanged beside it (the python tool's sandbox uses it).
 const probe = await loadPyodide({ indexURL: runtime, env, stdout: () => {}, stderr: (line) => console.error(line) });
-probe.runPython("import sys; _at_start = {name.partition('.')[0] for name in sys.modules}");
 const site = pyodide._api.sitepackages;
 (function copy(folder) {
   for (const name of pyodide.FS.readdir(folder)) {
@@ -77,9 +81,10 @@ const site = pyodide._api.sitepackages;
     } else probe.FS.writeFile(path, pyodide.FS.readFile(path));
   }
 })(site);
-const stdlib = probe.runPython(`
-import sys
+probe.runPython(`
+import importlib, sys
 sys.dont_write_bytecode = True
+importlib.invalidate_caches()  # as the page does once it has written site-packages: imports importlib.metadata
 import py_agent, pydantic, py_agent.web.main  # noqa: E401, F401
 # What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
 # the snapshot's worker does too (web/fastboot.js, WARM_CODE).
@@ -91,31 +96,36 @@ try:
 except Exception:
     pass
 zip_path = next(p for p in sys.path if p.endswith(".zip"))
-sorted({
-    name.partition(".")[0] for name, module in list(sys.modules.items())
-    if name.partition(".")[0] not in _at_start
-    and (getattr(getattr(module, "__spec__", None), "origin", None) or "").startswith(zip_path + "/")
+members = sorted({
+    origin[len(zip_path) + 1:] for module in list(sys.modules.values())
+    if (origin := getattr(getattr(module, "__spec__", None), "origin", None) or "").startswith(zip_path + "/")
+    and origin.endswith(".py")
 })
-`).toJs();
+`);
+const members = probe.globals.get("members").toJs();
+probe.FS.writeFile("/tmp/members.json", JSON.stringify(members));
+probe.runPython(`
+import importlib._bootstrap_external as external, importlib.util, json, sys, zipfile
+
+zip_path = next(p for p in sys.path if p.endswith(".zip"))  # where the page mounts it too
+compiled = set(json.load(open("/tmp/members.json")))
+with zipfile.ZipFile(zip_path) as stock, zipfile.ZipFile("/tmp/stdlib.zip", "w") as out:
+    for info in stock.infolist():
+        data = stock.read(info)
+        out.writestr(info, data, compress_type=info.compress_type, compresslevel=9)
+        if info.filename in compiled and info.filename + "c" not in stock.namelist():
+            code = compile(data, f"{zip_path}/{info.filename}", "exec", dont_inherit=True, optimize=0)
+            pyc = external._code_to_hash_pyc(code, importlib.util.source_hash(data), checked=False)
+            entry = zipfile.ZipInfo(info.filename + "c", date_time=info.date_time)
+            entry.external_attr = info.external_attr
+            out.writestr(entry, bytes(pyc), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+`);
+writeFileSync(stdlibArg, probe.FS.readFile("/tmp/stdlib.zip"));
 
 const bundle = pyodide.runPython(`
-import gzip, importlib.util, json, os, py_compile, sys, sysconfig, zipfile
+import gzip, json, os, sysconfig
 
 site = sysconfig.get_paths()["purelib"]
-stdlib_dir = os.path.join(site, "_py_agent_stdlib")
-top = set(${JSON.stringify(stdlib)})
-zip_path = next(p for p in sys.path if p.endswith(".zip"))
-with zipfile.ZipFile(zip_path) as z:
-    for member in sorted(z.namelist()):
-        first = member.partition("/")[0]
-        if member.endswith(".py") and ((first in top and "/" in member) or member[:-3] in top):
-            target = os.path.join(stdlib_dir, member)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(z.read(member))
-            py_compile.compile(target, cfile=importlib.util.cache_from_source(target), dfile=f"{zip_path}/{member}",
-                               doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-
 files = []
 for folder, dirs, names in os.walk(site):
     dirs.sort()

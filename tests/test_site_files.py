@@ -68,15 +68,15 @@ def test_site_packages_bundle_is_the_wheels_installed_and_compiled(built_site: P
             dist_info = next(n.split("/")[0] for n in zf.namelist() if n.split("/")[0].endswith(".dist-info"))
             assert files[f"{dist_info}/INSTALLER"] == b"pyodide.loadPackage"
 
-    # The bytecode: checked-hash .pyc files (PEP 552 flags 0b11) of the wheels' sources, and of the
-    # standard library modules py_agent imports (with their sources) in _py_agent_stdlib/.
+    # The bytecode: checked-hash .pyc files (PEP 552 flags 0b11) of the wheels' sources (the
+    # standard library's bytecode is in the site's own zip of it: see the next test).
     magics = set()
     for path, pyc in files.items():
         if not path.endswith(".pyc"):
             continue
         folder, _, name = path.rpartition("/")
         source = f"{folder.removesuffix('__pycache__').rstrip('/')}/{name.split('.')[0]}.py".lstrip("/")
-        assert source in sources or (path.startswith("_py_agent_stdlib/") and source in files), path
+        assert source in sources, path
         magics.add(pyc[:4])
         assert int.from_bytes(pyc[4:8], "little") == 0b11, path
     assert len(magics) == 1
@@ -86,4 +86,37 @@ def test_site_packages_bundle_is_the_wheels_installed_and_compiled(built_site: P
         for p in files
         if p.startswith("py_agent/") and p.endswith(".pyc")
     }
-    assert "_py_agent_stdlib/ipaddress.py" in files
+    assert not any(path.startswith("_py_agent_stdlib/") for path in files)
+
+
+def test_standard_library_zip_is_pyodides_with_bytecode(built_site: Path) -> None:
+    info = manifest(built_site)
+    stock = built_site / "pyodide" / build.STOCK_STDLIB_FILE
+    assert stock.is_file()  # shipped as it is (the python tool's sandbox loads it)
+    index_html = (built_site / "index.html").read_text(encoding="utf-8")
+    if shutil.which("node") is None:
+        # Without Node.js: Pyodide's own zip, loaded and preloaded.
+        assert info["stdlib"] == f"pyodide/{build.STOCK_STDLIB_FILE}"
+        assert build.STDLIB_PRELOAD.format(build.STOCK_STDLIB_FILE) in index_html
+        return
+    assert info["stdlib"] == f"pyodide/{build.STDLIB_FILE}"
+    assert build.STDLIB_PRELOAD.format(build.STDLIB_FILE) in index_html
+    # It is the runtime file the page loads (checked and counted), in place of Pyodide's own.
+    runtime = [item["file"] for item in info["runtime"]]
+    assert info["stdlib"] in runtime and f"pyodide/{build.STOCK_STDLIB_FILE}" not in runtime
+    with zipfile.ZipFile(stock) as zs, zipfile.ZipFile(built_site / info["stdlib"]) as zb:
+        # Every member of Pyodide's zip, unchanged and in the same order ...
+        names = zb.namelist()
+        assert [n for n in names if not n.endswith(".pyc")] == zs.namelist()
+        for name in zs.namelist():
+            assert zb.read(name) == zs.read(name), name
+        # ... and beside the sources of the modules the page imports, unchecked-hash .pyc files
+        # (PEP 552 flags 0b01: zipimport uses them without reading the source), one magic number.
+        pycs = [n for n in names if n.endswith(".pyc")]
+        started = {"encodings/__init__.pyc", "asyncio/base_events.pyc", "json/decoder.pyc"}
+        started.add("importlib/metadata/__init__.pyc")  # imported by importlib.invalidate_caches()
+        assert started <= set(pycs)
+        assert {zb.read(n)[:4] for n in pycs} == {zb.read(pycs[0])[:4]}
+        for name in pycs:
+            assert name[:-1] in zs.namelist(), name
+            assert int.from_bytes(zb.read(name)[4:8], "little") == 0b01, name

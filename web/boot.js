@@ -17,7 +17,7 @@
 
 import {
   afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles, makeSnapshot,
-  PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, versionOf,
+  PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -263,6 +263,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     indexURL,
     lockFileURL: siteUrl(manifest.lock_file),
     packageBaseUrl: indexURL,
+    ...stdlibOptions(manifest, siteUrl),
     env: { ...PYTHON_ENV },
     stdout: (line) => console.log(line),
     stderr: (line) => {
@@ -295,7 +296,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
       cause,
       step: "compile", // even when Resource Timing has not reported every runtime file yet
       detail: stderr.join("\n"),
-      hint: "A runtime file may be damaged (for example a truncated pyodide.asm.wasm or python_stdlib.zip). " +
+      hint: `A runtime file may be damaged (for example a truncated pyodide.asm.wasm or ${manifest.stdlib ?? "python_stdlib.zip"}). ` +
         incompleteSiteHint(),
     });
   } finally {
@@ -368,7 +369,7 @@ async function importPyAgent(pyodide, restored) {
   startStep("import");
   try {
     // After a restore, already imported (in the snapshot).
-    const versions = pyodide.runPython(IMPORT_CODE(pyodide._api.sitepackages));
+    const versions = pyodide.runPython(IMPORT_CODE());
     finishStep("import", restored ? "from the memory snapshot" : undefined);
     mark("imported");
     return { ...JSON.parse(versions), pyodide: pyodide.version };

@@ -29,23 +29,29 @@ export { afterRestore, restoreOptions } from "./snapshot.js";
 export const PYTHON_ENV = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
 
 const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
-// What a page (and the snapshot) imports before the app starts: site-packages.bin's copy of the
-// standard library modules py_agent imports, with their bytecode (scripts/site_packages.mjs), goes
-// before the standard library's zip (no bytecode); then py_agent, pydantic and the app's Python side.
-export const IMPORT_CODE = (sitepackages) => `
-import json, os, sys
-_stdlib = os.path.join(${JSON.stringify(sitepackages)}, "_py_agent_stdlib")
-if os.path.isdir(_stdlib) and _stdlib not in sys.path:
-    sys.path.insert(next((i for i, p in enumerate(sys.path) if p.endswith(".zip")), 0), _stdlib)
-del _stdlib
+// What a page (and the snapshot) imports before the app starts: py_agent, pydantic and the app's
+// Python side (the standard library modules they need come with their bytecode: stdlibOptions).
+export const IMPORT_CODE = () => `
+import json, sys
 import py_agent, pydantic, py_agent.web.main
 json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
 `;
 
+/**
+ * loadPyodide's option for the standard library's zip that the page and the snapshot's worker
+ * load (manifest.stdlib): built with the site, with bytecode for the modules the page imports
+ * (scripts/site_packages.mjs; Pyodide's own python_stdlib.zip has none, so each would be compiled
+ * from source at every start). Both must load the same zip: a restored snapshot holds zipimport's
+ * index of it.
+ */
+export function stdlibOptions(manifest, siteUrl) {
+  return manifest.stdlib ? { stdLibURL: siteUrl(manifest.stdlib) } : {};
+}
+
 // Run once before the snapshot is taken (snapshot-worker.js), so that a restored page has it done:
 // what the app's start (py_agent/web/app.py) would do lazily, without its side effects: the plugin
-// modules imported (with the standard library modules they need, from the zip, compiled from
-// source), the model catalogue read; then the validators that py_agent's models and TypeAdapters
+// modules imported (with the standard library modules they need, from the zip), the model
+// catalogue read; then the validators that py_agent's models and TypeAdapters
 // build on first use (defer_build, so that a normal start does not wait for them) built. Whatever
 // fails here is left for the page to do (or report) as without a snapshot.
 export const WARM_CODE = `

@@ -1,6 +1,6 @@
 // Makes the memory snapshot that later visits restore (snapshot.js), in a worker of its own, once
 // the page is ready: the first visit does not wait for it. A Pyodide of its own, from the same
-// files, started with `_makeSnapshot`, installs site-packages.bin as the page does (fetched with
+// files (the page's standard library zip too), started with `_makeSnapshot`, installs site-packages.bin as the page does (fetched with
 // its sha256 as Subresource Integrity: unpack.js), imports py_agent and the app's Python modules
 // as the page does (fastboot.js, IMPORT_CODE), builds the validators a page builds on first use
 // (WARM_CODE); then the snapshot, with the record of its dynamic
@@ -10,7 +10,7 @@
 // Message in: {site: the site's folder URL, manifest, version, cacheName, key}.
 // Message out: {ok: true, size} or {ok: false, error}.
 
-import { IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, WARM_CODE } from "./fastboot.js";
+import { IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, stdlibOptions, WARM_CODE } from "./fastboot.js";
 import { snapshotResponse, takeSnapshot } from "./snapshot.js";
 
 self.onmessage = async ({ data }) => {
@@ -25,6 +25,7 @@ self.onmessage = async ({ data }) => {
       indexURL,
       lockFileURL: siteUrl(manifest.lock_file),
       packageBaseUrl: indexURL,
+      ...stdlibOptions(manifest, siteUrl), // the page's zip: the snapshot holds zipimport's index of it
       env: { ...PYTHON_ENV },
       _makeSnapshot: true,
       stdout: () => {},
@@ -37,7 +38,7 @@ self.onmessage = async ({ data }) => {
       files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
     })));
     await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
-    pyodide.runPython(IMPORT_CODE(pyodide._api.sitepackages));
+    pyodide.runPython(IMPORT_CODE());
     pyodide.runPython(WARM_CODE);
     const snapshot = await takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
     const cache = await caches.open(cacheName);

@@ -103,17 +103,24 @@ def packages_file(site: Path) -> str:
     return bundle["file"]  # type: ignore[index]
 
 
+def stdlib_file(site: Path) -> str:
+    """The standard library's zip the page loads (and the one damaged below)."""
+    return str(manifest(site)["stdlib"])
+
+
 BREAKAGES = {
-    # id: (how the copy of the site is broken, the steps that may fail, words the error must show)
+    # id: (how the copy of the site is broken, the steps that may fail, words the error must show,
+    # or functions of the site that give them)
     "missing-wasm": (lambda s: (s / "pyodide/pyodide.asm.wasm").unlink(), {"download"}, ["pyodide.asm.wasm", "404"]),
     "missing-loader": (lambda s: (s / "pyodide/pyodide.mjs").unlink(), {"download"}, ["pyodide.mjs"]),
     "corrupt-wasm": (lambda s: flip_bytes(s / "pyodide/pyodide.asm.wasm"), {"compile"}, ["pyodide.asm.wasm"]),
-    "truncated-stdlib": (lambda s: truncate(s / "pyodide/python_stdlib.zip"), {"download"}, ["python_stdlib.zip"]),
-    # Same size, damaged content: Python fails to start or to import, depending on what was hit.
-    # (Its zip directory, at the end: the first file, _sysconfigdata, the page takes from
-    # site-packages.bin's copy of the modules py_agent imports.)
+    # The standard library's zip the page loads (manifest "stdlib": the site's own, with bytecode,
+    # when built with Node.js; Pyodide's python_stdlib.zip otherwise).
+    "truncated-stdlib": (lambda s: truncate(s / stdlib_file(s)), {"download"}, [stdlib_file]),
+    # Same size, damaged content: Python fails to start or to import, depending on what was hit
+    # (its zip directory, at the end).
     "corrupt-stdlib": (
-        lambda s: flip_tail(s / "pyodide/python_stdlib.zip"),
+        lambda s: flip_tail(s / stdlib_file(s)),
         {"compile", "import"},
         ["Python"],
     ),
@@ -140,7 +147,7 @@ def test_broken_site_shows_a_visible_error(
     error_box = run.page.locator("#boot-error")
     assert error_box.is_visible()
     message = error_box.inner_text()
-    for word in words:
+    for word in (w(site) if callable(w) else w for w in words):
         assert word in message, f"{word!r} not in the error shown:\n{message}"
     failed = run.page.locator("#boot-steps li[data-status='failed']")
     assert failed.count() == 1, message
