@@ -30,6 +30,9 @@ class StreamEndedWithoutResult(RuntimeError):
 
 
 class EventStream(Generic[E, R]):
+    _terminal_types: frozenset[str] | None = None
+    """When set, ``is_terminal(event)`` is ``event.type in _terminal_types``: tested inline per event."""
+
     def __init__(self, is_terminal: Callable[[E], bool], extract_result: Callable[[E], R]) -> None:
         self._is_terminal = is_terminal
         self._extract_result = extract_result
@@ -133,13 +136,47 @@ class EventStream(Generic[E, R]):
 
     async def _iterate(self) -> AsyncIterator[E]:
         queue = self._queue
+        terminal_types = self._terminal_types
         while True:
             if queue:
                 yield queue.popleft()
             elif self._done:
                 return
-            elif self._source is not None:
-                await self._pull()
+            elif (source := self._source) is not None:
+                if self._pulling:
+                    await self._pull()  # another consumer is pulling: wait for it
+                    continue
+                # ``_pull`` inlined: this is the per-event path of a pull-fed stream.
+                direct = False
+                self._pulling = True
+                try:
+                    event: Any = await anext(source)  # Any: `event.type` below
+                except StopAsyncIteration:
+                    if self._source is source:
+                        self._source = None
+                        self.end()
+                except Exception as error:
+                    self._source = None
+                    self.fail(error)
+                else:
+                    # ``push(event)``, inlined; when nothing was queued meanwhile, the event is
+                    # yielded below without a trip through the queue.
+                    if not self._done:
+                        if event.type in terminal_types if terminal_types is not None else self._is_terminal(event):
+                            self._done = True
+                            self._resolve(self._extract_result(event))
+                        if queue:
+                            queue.append(event)
+                        else:
+                            direct = True
+                    if self._done:
+                        self._source = None
+                finally:
+                    self._pulling = False
+                    if self._waiters:  # ``_wake`` would check it too, after a method call
+                        self._wake()
+                if direct:
+                    yield event
             else:
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)
@@ -182,6 +219,8 @@ def _assistant_result(event: AssistantMessageEvent) -> AssistantMessage:
 
 class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMessage]):
     """The stream a provider returns: ``done``/``error`` are terminal."""
+
+    _terminal_types = frozenset({"done", "error"})  # as _is_assistant_terminal
 
     def __init__(self) -> None:
         super().__init__(_is_assistant_terminal, _assistant_result)

@@ -50,7 +50,7 @@ from .types import (
     ToolCall,
     Usage,
     UsageCost,
-    append_text,
+    fast_build,
     fast_construct,
     now_ms,
     role_of,
@@ -364,16 +364,28 @@ def _deltas(
                 field = "thinking" if thinking else "text"
                 partial.content = [*partial.content, live]
                 yield cast(Any, fast_construct(start, content_index=index, partial=shallow_copy(partial)))
+                # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
+                # a function call), the event built as fast_construct(delta, content_index=index,
+                # delta=chunk, partial=shallow_copy(partial)) would build it.
+                delta_event: Any = delta
+                delta_type = delta.model_fields["type"].default
                 for chunk in _split_by_token_size(text, min_size, max_size):
                     if tokens_per_second:
                         await pace(chunk)
-                    seen_abort = aborted()
+                    seen_abort = signal is not None and signal.aborted
                     if seen_abort:
                         yield aborted_event()
                         return
-                    append_text(live, field, chunk)
-                    yield cast(
-                        Any, fast_construct(delta, content_index=index, delta=chunk, partial=shallow_copy(partial))
+                    # append_text(live, field, chunk), inlined (see there why the text is popped).
+                    values = live.__dict__
+                    grown = values.pop(field)
+                    grown += chunk
+                    values[field] = grown
+                    del grown  # leave the block the text's only holder while suspended, as append_text does
+                    yield fast_build(
+                        delta_event,
+                        {"type": delta_type, "content_index": index, "delta": chunk, "partial": shallow_copy(partial)},
+                        {"content_index", "delta", "partial"},
                     )
                 yield cast(Any, fast_construct(end, content_index=index, content=text, partial=shallow_copy(partial)))
                 continue

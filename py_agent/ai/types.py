@@ -56,10 +56,10 @@ class PiModel(BaseModel):
         return data
 
 
-_set = object.__setattr__
 _new = object.__new__
 # Slot setters of BaseModel: calling them directly skips pydantic's __setattr__ (hot path only).
 _slots: Any = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__  # what object.__setattr__(model, "__dict__", ...) calls
 _set_fields_set = _slots["__pydantic_fields_set__"].__set__
 _set_extra = _slots["__pydantic_extra__"].__set__
 _set_private = _slots["__pydantic_private__"].__set__
@@ -86,20 +86,37 @@ def fast_construct(cls: type[M], **values: Any) -> M:
 
     Values are taken as given; missing fields get their defaults. Only for trusted values.
     """
-    defaults, factories, extra_allowed = _plans.get(cls) or _plan(cls)
-    fields_set = set(values)
-    if defaults:
-        data = defaults.copy()
-        data.update(values)
-    else:
-        data = values
-    for name, factory in factories:
-        if name not in data:
-            data[name] = factory()
+    # Builds most stream and loop events (deltas use fast_build): keep the per-call work small.
+    try:
+        defaults, factories, extra_allowed = _plans[cls]
+    except KeyError:
+        defaults, factories, extra_allowed = _plan(cls)
     model = _new(cls)
-    _set(model, "__dict__", data)
-    _set_fields_set(model, fields_set)
+    _set_fields_set(model, set(values))
+    if defaults:
+        values = {**defaults, **values}
+    if factories:
+        for name, factory in factories:
+            if name not in values:
+                values[name] = factory()
+    _set_dict(model, values)
     _set_extra(model, {} if extra_allowed else None)
+    _set_private(model, None)
+    return model
+
+
+def fast_build(cls: type[M], data: dict[str, Any], fields_set: set[str]) -> M:
+    """``fast_construct`` for the per-delta path: ``data`` is the model's complete ``__dict__``.
+
+    The caller lists every field, defaults first in field order, then the given ones in the order
+    ``fast_construct`` would take them (so the result is the same), and ``fields_set`` names the
+    given ones. Saves the keyword arguments and the defaults merge. ``cls`` must allow extra keys
+    (every ``PiModel`` does).
+    """
+    model = _new(cls)
+    _set_dict(model, data)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, {})
     _set_private(model, None)
     return model
 
@@ -107,12 +124,13 @@ def fast_construct(cls: type[M], **values: Any) -> M:
 def shallow_copy(model: M) -> M:
     """``{...message}``: a new model sharing the field values (the content list included)."""
     copied = _new(model.__class__)
-    _set(copied, "__dict__", model.__dict__.copy())
+    _set_dict(copied, model.__dict__.copy())
     _set_fields_set(copied, model.__pydantic_fields_set__.copy())
+    # Never shared, not even empty: an attribute set on one copy must not appear on the other.
     extra = model.__pydantic_extra__
-    _set_extra(copied, extra.copy() if extra else extra)
+    _set_extra(copied, None if extra is None else extra.copy())
     private = model.__pydantic_private__
-    _set_private(copied, private.copy() if private else private)
+    _set_private(copied, None if private is None else private.copy())
     return copied
 
 

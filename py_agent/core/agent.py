@@ -9,7 +9,7 @@ sees them. The agent has no storage, no processes and no I/O of its own.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,6 +178,7 @@ class Agent:
     ) -> None:
         self._state = AgentState(initial_state)
         self._listeners: dict[Listener, int | None] = {}
+        self._listener_snapshot: tuple[tuple[Listener, int | None], ...] | None = None
         self._steering = _PendingMessageQueue(steering_mode)
         self._follow_up = _PendingMessageQueue(follow_up_mode)
         self._active: _ActiveRun | None = None
@@ -213,9 +214,11 @@ class Agent:
         """
         if listener not in self._listeners:
             self._listeners[listener] = positional_capacity(listener)
+            self._listener_snapshot = None
 
         def unsubscribe() -> None:
             self._listeners.pop(listener, None)
+            self._listener_snapshot = None
 
         return unsubscribe
 
@@ -351,9 +354,9 @@ class Agent:
             )
             config = self._loop_config(skip_initial_steering_poll)
             if prompts is None:
-                await run_agent_loop_continue(context, config, self._process_event, signal, self.stream_fn)
+                await run_agent_loop_continue(context, config, self._emit, signal, self.stream_fn)
             else:
-                await run_agent_loop(prompts, context, config, self._process_event, signal, self.stream_fn)
+                await run_agent_loop(prompts, context, config, self._emit, signal, self.stream_fn)
         except Exception as error:
             await self._handle_run_failure(error, signal.aborted)
         finally:
@@ -424,9 +427,20 @@ class Agent:
 
     async def _process_event(self, event: AgentEvent) -> None:
         """Reduce the event into the state, then await every listener in order."""
+        pending = self._emit(event)
+        if pending is not None:
+            await pending
+
+    def _emit(self, event: AgentEvent) -> Awaitable[None] | None:
+        """``_process_event`` without a coroutine while every listener is synchronous.
+
+        Reduces the event and calls the listeners in order; at the first listener that returns an
+        awaitable, returns a coroutine that awaits it and runs the rest. The loop's per-delta path
+        calls this directly, so a delta with synchronous listeners creates no coroutine here.
+        """
         state = self._state
         kind = event.type
-        if kind == "message_start" or kind == "message_update":
+        if kind == "message_update" or kind == "message_start":
             state._streaming_message = event.message  # type: ignore[union-attr]
         elif kind == "message_end":
             state._streaming_message = None
@@ -451,7 +465,29 @@ class Agent:
             raise AgentError("Agent listener invoked outside active run")
         signal = active.controller.signal
         listeners = self._listeners
-        for listener, capacity in list(listeners.items()):
+        # The listeners as of the start of this dispatch (cached until the next (un)subscribe).
+        snapshot = self._listener_snapshot
+        if snapshot is None:
+            snapshot = self._listener_snapshot = tuple(listeners.items())
+        for index, (listener, capacity) in enumerate(snapshot):
+            if listener not in listeners:
+                continue  # removed by an earlier listener during this dispatch
+            result = listener(event) if capacity == 1 else listener(event, signal)
+            if result is not None and hasattr(result, "__await__"):
+                return self._finish_dispatch(result, event, signal, snapshot, index + 1)
+        return None
+
+    async def _finish_dispatch(
+        self,
+        pending: Awaitable[Any],
+        event: AgentEvent,
+        signal: AbortSignal,
+        snapshot: tuple[tuple[Listener, int | None], ...],
+        start: int,
+    ) -> None:
+        await pending
+        listeners = self._listeners
+        for listener, capacity in snapshot[start:]:
             if listener not in listeners:
                 continue  # removed by an earlier listener during this dispatch
             result = listener(event) if capacity == 1 else listener(event, signal)

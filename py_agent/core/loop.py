@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from inspect import isawaitable
 from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
@@ -29,6 +30,7 @@ from ..ai.types import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    fast_build,
     fast_construct,
     now_ms,
     role_of,
@@ -143,7 +145,7 @@ async def run_agent_loop(
     for prompt in prompts:
         await send(fast_construct(MessageStartEvent, type="message_start", message=prompt))
         await send(fast_construct(MessageEndEvent, type="message_end", message=prompt))
-    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
+    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn, emit)
     return new_messages
 
 
@@ -166,7 +168,7 @@ async def run_agent_loop_continue(
     send = _async_emit(emit)
     await send(fast_construct(AgentStartEvent, type="agent_start"))
     await send(fast_construct(TurnStartEvent, type="turn_start"))
-    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn)
+    await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn, emit)
     return new_messages
 
 
@@ -227,6 +229,7 @@ async def _run_loop(
     signal: AbortSignal | None,
     emit: Emit,
     stream_fn: StreamFn | None,
+    emit_update: Callable[[AgentEvent], Any],
 ) -> None:
     first_turn = True
     # The user may have queued steering while waiting for the run to start.
@@ -248,7 +251,7 @@ async def _run_loop(
                     new_messages.append(message)
                 pending = []
 
-            message = await _stream_assistant_response(context, config, signal, emit, stream_fn)
+            message = await _stream_assistant_response(context, config, signal, emit, stream_fn, emit_update)
             new_messages.append(message)
 
             if message.stop_reason in ("error", "aborted"):
@@ -357,7 +360,10 @@ async def _stream_assistant_response(
     signal: AbortSignal | None,
     emit: Emit,
     stream_fn: StreamFn | None,
+    emit_update: Callable[[AgentEvent], Any],
 ) -> AssistantMessage:
+    """``emit_update`` is the caller's own emit (sync or async), used for ``message_update``: the
+    per-delta path calls it directly instead of through the ``emit`` coroutine wrapper."""
     messages = context.messages
     if config.transform_context is not None:
         messages = await maybe_await(call_flex(config.transform_context, messages, signal))
@@ -379,23 +385,27 @@ async def _stream_assistant_response(
     added_partial = False
     async for event in response:
         kind = event.type
-        if kind == "start":
+        if kind in _PARTIAL_EVENTS:  # the per-delta case first
+            if partial is not None:
+                partial = event.partial
+                context.messages[-1] = partial
+                # fast_construct(MessageUpdateEvent, type=..., assistant_message_event=event,
+                # message=_shallow_copy(partial)), without its per-call overhead.
+                copied = shallow_copy(partial) if type(partial) is AssistantMessage else _shallow_copy(partial)
+                pending = emit_update(
+                    fast_build(
+                        MessageUpdateEvent,
+                        {"type": "message_update", "assistant_message_event": event, "message": copied},
+                        {"type", "assistant_message_event", "message"},
+                    )
+                )
+                if pending is not None and isawaitable(pending):  # as ``emit`` does (maybe_await)
+                    await pending
+        elif kind == "start":
             partial = event.partial
             context.messages.append(partial)
             added_partial = True
             await emit(fast_construct(MessageStartEvent, type="message_start", message=_shallow_copy(partial)))
-        elif kind in _PARTIAL_EVENTS:
-            if partial is not None:
-                partial = event.partial
-                context.messages[-1] = partial
-                await emit(
-                    fast_construct(
-                        MessageUpdateEvent,
-                        type="message_update",
-                        assistant_message_event=event,
-                        message=_shallow_copy(partial),
-                    )
-                )
         elif kind == "done" or kind == "error":
             return cast(AssistantMessage, await _finish_response(context, emit, await response.result(), added_partial))
 

@@ -483,3 +483,19 @@ async def test_tool_result_without_details_has_no_details_key():
         "isError": False,
     }
     assert "details" not in agent.state.messages[2].model_dump()
+
+
+def test_shallow_copies_do_not_share_extra_attributes() -> None:
+    from py_agent.ai.types import AssistantMessage, shallow_copy
+
+    original = AssistantMessage.model_validate(
+        {"role": "assistant", "content": [], "api": "x", "provider": "p", "model": "m", "stopReason": "stop",
+         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                   "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+         "timestamp": 0}
+    )
+    copy = shallow_copy(original)
+    copy.note = "only on the copy"  # extra=allow: kept as an extra attribute
+    assert copy.note == "only on the copy"
+    assert not hasattr(original, "note")
+    assert "note" not in original.model_dump()

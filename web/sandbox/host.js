@@ -254,14 +254,17 @@ export class PythonSandbox {
     for (const file of files) {
       if (typeof file.file === "string" && file.file.startsWith(dir)) names.add(file.file.slice(dir.length));
     }
-    return { dir, names, lockName: lockFile.slice(dir.length) };
+    // The standard library the page loads (with bytecode, when built; Pyodide's own otherwise).
+    const stdlib = typeof manifest.stdlib === "string" && manifest.stdlib.startsWith(dir) ? manifest.stdlib : `${dir}python_stdlib.zip`;
+    names.add(stdlib.slice(dir.length));
+    return { dir, names, lockName: lockFile.slice(dir.length), stdlibName: stdlib.slice(dir.length) };
   }
 
   _start(network) {
     const generation = ++this.generation;
     const interp = { generation, network, frame: null, run: null, dead: false };
     interp.ready = (async () => {
-      const { dir, names, lockName } = await this._allowedFiles();
+      const { dir, names, lockName, stdlibName } = await this._allowedFiles();
       const [pyodideMjs, asmMjs, source, runtime] = await Promise.all([
         fetchText(new URL(`${dir}pyodide.mjs`, SITE)),
         fetchText(new URL(`${dir}pyodide.asm.mjs`, SITE)),
@@ -280,7 +283,7 @@ export class PythonSandbox {
         interp.frame = new SandboxFrame({
           network,
           source,
-          init: { pyodideMjs, asmMjs, runtime, lockName, network: Boolean(network) },
+          init: { pyodideMjs, asmMjs, runtime, lockName, stdlibName, network: Boolean(network) },
           title: "python sandbox",
           onFatal: (message) => interp.fail(message),
           onMessage: (message) => {

@@ -3,7 +3,7 @@
 // interpreter: it shares no memory with the page, an endless loop blocks only this worker, and
 // the page ends it by removing the frame.
 //
-// It receives {token, init: {pyodideMjs, asmMjs, runtime, lockName, network}} and a MessagePort, its only
+// It receives {token, init: {pyodideMjs, asmMjs, runtime, lockName, stdlibName, network}} and a MessagePort, its only
 // line to the page. Pyodide's own files (wasm, standard library, lock file, wheels) are asked of
 // the page over the port, by name; the page serves only the site's runtime files and wheels.
 // Messages in: {type: "run", id, code, sync}, {type: "fetch-result", ...}. Out: "ready",
@@ -107,8 +107,10 @@ self.onmessage = async (first) => {
     const { loadPyodide } = await import(moduleUrl(init.pyodideMjs));
     const lockName = typeof init.lockName === "string" ? init.lockName : "pyodide-lock.json";
     const lock = JSON.parse(new TextDecoder().decode((await requestFile(lockName)).body));
+    const stdlibName = typeof init.stdlibName === "string" ? init.stdlibName : "python_stdlib.zip";
     pyodide = await loadPyodide({
       indexURL: BASE,
+      stdLibURL: BASE + stdlibName,
       packageBaseUrl: BASE,
       createPyodideModule,
       lockFileContents: lock,
