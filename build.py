@@ -44,12 +44,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import tomllib
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -949,6 +950,33 @@ MIME_TYPES = {
 class StaticHandler(http.server.SimpleHTTPRequestHandler):
     def guess_type(self, path: str | os.PathLike[str]) -> str:
         return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
+
+
+class QuietStaticHandler(StaticHandler):
+    """StaticHandler without a log line per request (the tests' and benchmarks' servers)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a browser that drops a connection mid-download is not a failure
+
+
+def serve_in_background(folder: str | os.PathLike[str]) -> tuple[str, Callable[[], None]]:
+    """A plain static server for folder on 127.0.0.1, in a thread, without request logs (the tests'
+    and benchmarks' server): (base URL without a trailing slash, stop)."""
+    server = QuietServer(("127.0.0.1", 0), functools.partial(QuietStaticHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_address[1]}", stop
 
 
 def cmd_serve(port: int) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import http.server
 import os
 import shutil
 import subprocess
@@ -45,24 +44,9 @@ def chromium_path() -> str:
     return os.environ.get("PY_AGENT_CHROMIUM", build.CHROMIUM_DEFAULT)
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return build.MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a page closed mid-download is not a benchmark failure
-
-
-def serve(folder: Path) -> tuple[Server, str]:
+def serve(folder: Path) -> tuple[build.QuietServer, str]:
     """(server, base URL ending in "/"); stop it with server.shutdown(); server.server_close()."""
-    server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    server = build.QuietServer(("127.0.0.1", 0), functools.partial(build.QuietStaticHandler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 

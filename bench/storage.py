@@ -18,13 +18,10 @@ Measured in the booted app page, over the app's own database:
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import statistics
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import _browser  # noqa: E402
 import _report  # noqa: E402
 
 import build  # noqa: E402
@@ -42,14 +40,6 @@ import build  # noqa: E402
 APPENDS = int(os.environ.get("STORAGE_BENCH_APPENDS", "30"))
 OPENS = int(os.environ.get("STORAGE_BENCH_OPENS", "5"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-
-
-class Handler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return build.MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 # Runs inside the page's Pyodide. `db` is web/idb.js's Storage over the app's database.
@@ -149,9 +139,7 @@ def main() -> None:
     site = Path(os.environ.get("STORAGE_BENCH_SITE") or build.STATIC)
     if not (site / "index.html").exists():
         raise SystemExit(f"{site} has no site: run `python3 build.py` first")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    server, base = _browser.serve(site)
     results: dict[str, list[float]] = {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(

@@ -83,6 +83,14 @@ def load_plugins(modules: list[str] | None = None) -> list[str]:
     return problems
 
 
+async def _call_hook(module: str, function: str, *args: Any) -> Any:
+    """A loaded plugin's hook ``module.function(*args)``, awaited if it is async."""
+    result = getattr(importlib.import_module(module), function)(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
 async def attach_storage(backend: Any) -> list[str]:
     """Let the loaded plugins read their stored state (see ``STORAGE_HOOKS``)."""
     problems: list[str] = []
@@ -91,9 +99,7 @@ async def attach_storage(backend: Any) -> list[str]:
         if attribute is None:
             continue
         try:
-            result = getattr(importlib.import_module(name), attribute)(backend)
-            if inspect.isawaitable(result):
-                result = await result
+            result = await _call_hook(name, attribute, backend)
             problems.extend(str(p) for p in result or [])
         except Exception as error:
             problems.append(f"Plugin {name} could not read its stored state: {error}")
@@ -108,9 +114,7 @@ async def session_deleted(session_id: str) -> list[str]:
         if hook is None:
             continue
         try:
-            result = getattr(importlib.import_module(hook[0]), hook[1])(session_id)
-            if inspect.isawaitable(result):
-                await result
+            await _call_hook(hook[0], hook[1], session_id)
         except Exception as error:
             problems.append(f"Plugin {name} could not delete the session's data: {error}")
     return problems
@@ -133,9 +137,7 @@ async def export_attachments(session_id: str, secrets: Iterable[str] = ()) -> tu
             continue
         custom_type, module, export, _restore = hook
         try:
-            data = getattr(importlib.import_module(module), export)(session_id, wanted)
-            if inspect.isawaitable(data):
-                data = await data
+            data = await _call_hook(module, export, session_id, wanted)
         except Exception as error:
             problems.append(f"Plugin {name} could not export its data with the session ({error}); it was left out")
             continue
@@ -154,9 +156,7 @@ async def restore_attachments(session_id: str, found: Mapping[str, Any]) -> list
             continue
         _type, module, _export, restore = hook
         try:
-            result = getattr(importlib.import_module(module), restore)(session_id, found[hook[0]])
-            if inspect.isawaitable(result):
-                result = await result
+            result = await _call_hook(module, restore, session_id, found[hook[0]])
             problems.extend(str(p) for p in result or [])
         except Exception as error:
             problems.append(f"Plugin {name} could not restore its data from the file: {error}")

@@ -8,17 +8,15 @@ fails the tests instead of skipping them.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from web_app_helpers import serve_folder
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -36,41 +34,33 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """python -m http.server's handler, with the types some systems' mime tables lack."""
-
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class QuietServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a browser that drops a connection mid-download is not a test failure
-
-
 @pytest.fixture
 def serve() -> Iterator[Callable[[Path], str]]:
     """serve(folder) starts a static server for folder on 127.0.0.1 and returns its base URL."""
-    servers: list[QuietServer] = []
+    stops: list[Callable[[], None]] = []
 
     def start(folder: Path) -> str:
-        server = QuietServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        base, stop = serve_folder(folder)
+        stops.append(stop)
+        return base
 
     yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    for stop in stops:
+        stop()
+
+
+@pytest.fixture(scope="module")
+def app_site(built_site: Path) -> Path:
+    """The site the app's tests open: $PY_AGENT_WEB_SITE (e.g. a deployed copy) or the fresh build."""
+    return Path(os.environ.get("PY_AGENT_WEB_SITE") or built_site)
+
+
+@pytest.fixture(scope="module")
+def base_url(app_site: Path) -> Iterator[str]:
+    """The app's site on a plain static server, one per test module."""
+    base, stop = serve_folder(app_site)
+    yield base
+    stop()
 
 
 @pytest.fixture(scope="session")

@@ -19,12 +19,10 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 from reliability_helpers import GuardedApp, assert_no_duplicates, messages_of, open_guarded, wait_ready
-from web_app_helpers import serve_folder
 
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -33,19 +31,6 @@ KEY_CLAUDE_NEW = "sk-ant-faults-KEY-0002-replaced"
 KEY_GPT = "sk-gpt-faults-KEY-0003-ijklmnop"
 IDLE_TIMEOUT_S = 1.5
 LONG = " ".join(f"w{i}" for i in range(400))
-
-
-def site_folder(built_site: Path) -> str:
-    import os
-
-    return os.environ.get("PY_AGENT_WEB_SITE") or str(built_site)
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(site_folder(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")

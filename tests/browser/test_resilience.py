@@ -18,10 +18,8 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,19 +31,12 @@ from reliability_helpers import (
     open_guarded,
     wait_ready,
 )
-from web_app_helpers import serve_folder, wait_until
+from web_app_helpers import wait_until
 
 from py_agent.testing.mock_server import MockProviderServer
 
 KEY = "sk-ant-resilience-KEY-0001-abcdefgh"
 SLOW = {"text": " ".join(f"part{i}" for i in range(400)), "delay_ms": 40, "chunk_size": 8}
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(os.environ.get("PY_AGENT_WEB_SITE") or str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")

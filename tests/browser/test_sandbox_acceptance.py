@@ -14,12 +14,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sandbox_helpers import BOOT_TIMEOUT_MS, FAKE_KEY, SandboxPage, open_sandbox_page
-from web_app_helpers import serve_folder
 
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -94,13 +92,6 @@ MOUNT_PREVIEW = """async (session) => {
 
 
 @pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
-
-
-@pytest.fixture(scope="module")
 def mock() -> Iterator[MockProviderServer]:
     with MockProviderServer() as server:
         yield server
@@ -138,10 +129,10 @@ def report_frame_text(sandbox: SandboxPage, timeout: float = 20.0) -> str:
         sandbox.page.wait_for_timeout(100)
 
 
-def test_write_python_javascript_edit_preview_and_reload(browser: Any, site: str, mock: MockProviderServer) -> None:
+def test_write_python_javascript_edit_preview_and_reload(browser: Any, base_url: str, mock: MockProviderServer) -> None:
     mock.reset()
     mock.script(SCRIPT)
-    sandbox = open_sandbox_page(browser, site)
+    sandbox = open_sandbox_page(browser, base_url)
     try:
         code = (
             RUN_AGENT.replace("SESSION", repr(SESSION))

@@ -13,21 +13,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, assert_responsive_during_endless_loop, open_sandbox_page
-from web_app_helpers import serve_folder
 
 FAST = {"javascript_timeout_ms": 3000}
-
-
-@pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +29,8 @@ def beacon() -> Iterator[Beacon]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(browser: Any, site: str) -> Iterator[SandboxPage]:
-    page = open_sandbox_page(browser, site)
+def sandbox(browser: Any, base_url: str) -> Iterator[SandboxPage]:
+    page = open_sandbox_page(browser, base_url)
     yield page
     page.page.context.close()
 

@@ -9,19 +9,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sandbox_helpers import FAKE_KEY, Beacon, SandboxPage, open_sandbox_page
-from web_app_helpers import serve_folder
-
-
-@pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +23,8 @@ def beacon() -> Iterator[Beacon]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(browser: Any, site: str) -> Iterator[SandboxPage]:
-    page = open_sandbox_page(browser, site)
+def sandbox(browser: Any, base_url: str) -> Iterator[SandboxPage]:
+    page = open_sandbox_page(browser, base_url)
     page.page.evaluate(
         """async (session) => {
         window.__reports = [];

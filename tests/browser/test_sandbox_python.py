@@ -12,7 +12,6 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,16 +23,8 @@ from sandbox_helpers import (
     assert_responsive_during_endless_loop,
     open_sandbox_page,
 )
-from web_app_helpers import serve_folder
 
 FAST = {"python_timeout_ms": 20000}
-
-
-@pytest.fixture(scope="module")
-def site(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +35,8 @@ def beacon() -> Iterator[Beacon]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(browser: Any, site: str) -> Iterator[SandboxPage]:
-    page = open_sandbox_page(browser, site)
+def sandbox(browser: Any, base_url: str) -> Iterator[SandboxPage]:
+    page = open_sandbox_page(browser, base_url)
     warm = page.run_tool("python", "1 + 1", python_timeout_ms=120000)  # the first run starts the interpreter
     assert warm.ok and warm.text == "=> 2", warm.text
     yield page

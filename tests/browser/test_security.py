@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -35,22 +34,6 @@ from py_agent.testing.mock_server import MockProviderServer
 
 KEY = "sk-ant-security-KEY-0001-abcdefgh"
 KEY_OTHER = "sk-gpt-security-KEY-0002-ijklmnop"
-
-
-def site_path(built_site: Path) -> Path:
-    return Path(os.environ.get("PY_AGENT_WEB_SITE") or str(built_site))
-
-
-@pytest.fixture(scope="module")
-def site(built_site: Path) -> Path:
-    return site_path(built_site)
-
-
-@pytest.fixture(scope="module")
-def base_url(site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")
@@ -470,8 +453,8 @@ def directives(policy: str) -> dict[str, list[str]]:
     return out
 
 
-def test_the_page_declares_the_required_policy(site: Path) -> None:
-    page = parse_html(site / "index.html")
+def test_the_page_declares_the_required_policy(app_site: Path) -> None:
+    page = parse_html(app_site / "index.html")
     assert page.csp, "index.html must declare a Content-Security-Policy"
     policy = directives(page.csp)
     assert sorted(policy["script-src"]) == sorted(["'self'", "'wasm-unsafe-eval'"])
@@ -488,10 +471,10 @@ def test_the_page_declares_the_required_policy(site: Path) -> None:
         assert not re.match(r"^([a-z][a-z0-9+.-]*:|//)", url, re.IGNORECASE), f"not a relative URL: {url}"
 
 
-def test_no_inline_script_or_third_party_origin_anywhere_in_the_site(site: Path) -> None:
+def test_no_inline_script_or_third_party_origin_anywhere_in_the_site(app_site: Path) -> None:
     sandbox_frames = {"sandbox/frame.html", "sandbox/frame-net.html", "sandbox/preview.html"}
-    for path in sorted(site.rglob("*.html")):
-        rel = path.relative_to(site).as_posix()
+    for path in sorted(app_site.rglob("*.html")):
+        rel = path.relative_to(app_site).as_posix()
         if rel.startswith("pyodide/"):
             continue
         parsed = parse_html(path)
@@ -509,8 +492,8 @@ def test_no_inline_script_or_third_party_origin_anywhere_in_the_site(site: Path)
                 assert not [s for s in policy["script-src"] if s.startswith(("http", "*"))], rel
         else:
             assert parsed.inline == [], f"{rel} has an inline script"
-    for path in [*site.rglob("*.js"), *site.rglob("*.mjs")]:
-        rel = path.relative_to(site).as_posix()
+    for path in [*app_site.rglob("*.js"), *app_site.rglob("*.mjs")]:
+        rel = path.relative_to(app_site).as_posix()
         if rel.startswith(("pyodide/", "vendor/")):
             continue
         text = path.read_text(encoding="utf-8")

@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from web_app_helpers import App, open_app, serve_folder, wait_until
+from web_app_helpers import App, open_app, wait_until
 
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -35,13 +34,6 @@ tools: read
 
 You are an outsider.
 """
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")

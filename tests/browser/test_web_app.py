@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_app_helpers import App, open_app, serve_folder, wait_until
+from web_app_helpers import App, open_app, wait_until
 
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -66,13 +66,6 @@ XSS_REPLY = """Hostile content follows.
 <img src=x onerror="window.__pwned='fence'">
 ```
 """
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")

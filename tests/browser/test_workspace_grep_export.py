@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from sandbox_helpers import SandboxPage
-from web_app_helpers import App, open_app, serve_folder, wait_until
+from web_app_helpers import App, open_app, wait_until
 
 from py_agent.tools import Workspace
 from py_agent.tools.files import make_grep_tool
@@ -40,13 +40,6 @@ FILES: dict[str, str | bytes] = {
     "données/日本語.csv": "name,value\nこんにちは,1\n",
     "img/dot.png": PNG,
 }
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    base, stop = serve_folder(str(built_site))
-    yield base
-    stop()
 
 
 @pytest.fixture(scope="module")

@@ -3,47 +3,19 @@ module (driven through the UI, with `pyAgentApp.py` for set-up only), the mock p
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import build
 from py_agent.testing.mock_server import MockProviderServer
 
 READY_TIMEOUT_MS = 120_000
-MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
 
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return MIME_TYPES.get(os.path.splitext(str(path))[1].lower()) or super().guess_type(path)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
-def serve_folder(folder: str) -> tuple[str, Callable[[], None]]:
-    """A plain static server for folder on 127.0.0.1: (base URL, stop)."""
-    server = _Server(("127.0.0.1", 0), functools.partial(_Handler, directory=folder))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-
-    def stop() -> None:
-        server.shutdown()
-        server.server_close()
-
-    return f"http://127.0.0.1:{server.server_address[1]}", stop
+# A plain static server for a folder on 127.0.0.1: (base URL, stop).
+serve_folder = build.serve_in_background
 
 
 @dataclass
