@@ -1,4 +1,4 @@
-"""Session storage in the page (IndexedDB through py_agent.web.storage), in headless Chromium.
+"""Session storage in the page (IndexedDB through py_agent.app.storage), in headless Chromium.
 
 Run: ``python3 build.py bench storage`` (or ``.venv/bin/python bench/storage.py`` after a build).
 Rewrites the "storage" section of BENCHMARKS.md. ``STORAGE_BENCH_SITE`` serves another folder
@@ -48,8 +48,8 @@ import json
 from js import performance
 from py_agent.ai.types import AssistantMessage, TextContent, Usage, UserMessage
 from py_agent.session import Session
-from py_agent.web.idb import IndexedDBBackend
-from py_agent.web.storage import SessionStore
+from py_agent.browser.idb import IndexedDBBackend
+from py_agent.app.storage import SessionStore
 
 store = SessionStore(IndexedDBBackend(db))
 TEXT = ("A paragraph of a realistic reply, with some `code` and a list. " * 6).strip()
@@ -175,7 +175,7 @@ def main() -> None:
 
 Machine: {_report.machine()}; Chromium {version}.
 
-The app's own code in headless Chromium (`bench/storage.py`): `py_agent.web.storage` over IndexedDB
+The app's own code in headless Chromium (`bench/storage.py`): `py_agent.app.storage` over IndexedDB
 (`web/idb.js`), in the booted page. A message is ~400 characters; assistant messages carry usage.
 
 | operation | time |

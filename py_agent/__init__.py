@@ -23,6 +23,7 @@ from .ai import (
     UserMessage,
     stream_simple,
 )
+from .ai.transport import set_default_transport_factory as _set_default_transport_factory
 from .core import (
     Agent,
     AgentContext,
@@ -36,6 +37,11 @@ from .core import (
     run_agent_loop,
     run_agent_loop_continue,
 )
+from .transports import default_transport as _default_transport
+
+# The composition root: "automatic" HTTP is the platform's transport. Wired here, the one module
+# above every layer, so that py_agent.ai never imports py_agent.transports.
+_set_default_transport_factory(_default_transport)
 
 __all__ = [
     "AbortController",

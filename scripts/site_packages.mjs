@@ -85,11 +85,11 @@ probe.runPython(`
 import importlib, sys
 sys.dont_write_bytecode = True
 importlib.invalidate_caches()  # as the page does once it has written site-packages: imports importlib.metadata
-import py_agent, pydantic, py_agent.web.main  # noqa: E401, F401
+import py_agent, pydantic, py_agent.browser.main  # noqa: E401, F401
 # What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
 # the snapshot's worker does too (web/fastboot.js, WARM_CODE).
 try:
-    from py_agent.web.plugins import load_plugins
+    from py_agent.app.plugins import load_plugins
     from py_agent.ai import models
     load_plugins()
     models._load()

@@ -1,5 +1,5 @@
 // The chat app's page: waits for boot.js (Pyodide + py_agent), opens IndexedDB, starts the Python
-// side (py_agent/web/main.py) and wires the DOM to it. Policy lives in Python; this file only does
+// side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
 import { ready } from "./boot.js";
@@ -52,7 +52,7 @@ async function main() {
   const params = new URLSearchParams(location.search);
   const options = {};
   if (params.has("demo-tps")) options.demoTokensPerSecond = Number(params.get("demo-tps"));
-  const entry = boot.pyodide.pyimport("py_agent.web.main");
+  const entry = boot.pyodide.pyimport("py_agent.browser.main");
   const dispatch = await entry.start(receive, db, tabKeyStore(), JSON.stringify(options));
   entry.destroy?.();
   connect(dispatch);

@@ -33,7 +33,7 @@ const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per v
 // Python side (the standard library modules they need come with their bytecode: stdlibOptions).
 export const IMPORT_CODE = () => `
 import json, sys
-import py_agent, pydantic, py_agent.web.main
+import py_agent, pydantic, py_agent.browser.main
 json.dumps({"python": sys.version.split()[0], "py_agent": py_agent.__version__, "pydantic": pydantic.VERSION})
 `;
 
@@ -49,7 +49,7 @@ export function stdlibOptions(manifest, siteUrl) {
 }
 
 // Run once before the snapshot is taken (snapshot-worker.js), so that a restored page has it done:
-// what the app's start (py_agent/web/app.py) would do lazily, without its side effects: the plugin
+// what the app's start (py_agent/app/controller.py) would do lazily, without its side effects: the plugin
 // modules imported (with the standard library modules they need, from the zip), the model
 // catalogue read; then the validators that py_agent's models and TypeAdapters
 // build on first use (defer_build, so that a normal start does not wait for them) built. Whatever
@@ -61,7 +61,7 @@ def _py_agent_warm():
     from pydantic._internal._mock_val_ser import MockValSer
 
     try:
-        from py_agent.web import plugins
+        from py_agent.app import plugins
         names = list(getattr(plugins, "PLUGIN_MODULES", []))
         for value in vars(plugins).values():
             if isinstance(value, dict):

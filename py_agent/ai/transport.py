@@ -1,14 +1,15 @@
 """The one I/O seam of the provider layer: an injected HTTP transport.
 
 Providers are pure request builders and stream decoders; they send requests through an
-:class:`HttpTransport`. In Pyodide the default is the page's ``fetch`` (``py_agent.web.fetch``),
-in CPython ``httpx`` (``py_agent.transports.httpx``); :func:`get_default_transport` picks one
-through :mod:`py_agent._compat`, so provider code never asks where it runs.
+:class:`HttpTransport`. The implementations live in :mod:`py_agent.transports` (the page's
+``fetch`` in Pyodide, ``httpx`` in CPython); the package root installs
+:func:`py_agent.transports.default_transport` as the factory :func:`get_default_transport` uses,
+so this layer never imports the transports nor asks where it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -69,6 +70,7 @@ class HttpTransport(Protocol):
 
 
 _default: HttpTransport | None = None
+_factory: Callable[[], HttpTransport] | None = None
 
 
 def set_default_transport(transport: HttpTransport | None) -> None:
@@ -77,9 +79,15 @@ def set_default_transport(transport: HttpTransport | None) -> None:
     _default = transport
 
 
+def set_default_transport_factory(factory: Callable[[], HttpTransport] | None) -> None:
+    """What "automatic" means: a function making the platform's transport (set by ``py_agent``)."""
+    global _factory
+    _factory = factory
+
+
 def get_default_transport() -> HttpTransport:
     if _default is not None:
         return _default
-    from .. import _compat
-
-    return _compat.default_http_transport()
+    if _factory is None:
+        raise RuntimeError("No HTTP transport: pass one in the options or call set_default_transport()")
+    return _factory()

@@ -402,8 +402,7 @@ def encode_anthropic(reply: dict[str, Any], model: str) -> list[str]:
                 )
             )
             events.extend(
-                delta({"type": "input_json_delta", "partial_json": p})
-                for p in _pieces(_arguments_text(block), size)
+                delta({"type": "input_json_delta", "partial_json": p}) for p in _pieces(_arguments_text(block), size)
             )
         events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     stop = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}.get(

@@ -2,7 +2,7 @@
 
 ``make_tools(workspace, settings)`` returns the workspace tools (``read``, ``write``, ``edit``,
 ``ls``, ``grep``, ``find``) minus those the user disabled. The browser layer
-(``py_agent.web.tools.make_tools``) adds the sandboxed ``javascript`` and ``python`` tools.
+(``py_agent.app.tools.make_tools``) adds the sandboxed ``javascript`` and ``python`` tools.
 """
 
 from __future__ import annotations

@@ -520,7 +520,7 @@ numbers in all. A text's lines are ``text.split("\\n")`` without a last empty on
 normalized to LF; a binary file's text is empty); a line matches when ``regex.search(line)``
 finds something. Raises :class:`ToolError` (abort, time limit). The default,
 :func:`python_grep_search`, runs Python's ``re`` here; the page injects one that runs in a worker
-it can stop (``py_agent/web/grep.py``)."""
+it can stop (``py_agent/browser/grep.py``)."""
 
 
 class _GrepTexts(Sequence[str]):

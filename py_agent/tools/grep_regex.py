@@ -1,6 +1,6 @@
 """A Python regular expression as a JavaScript ``RegExp`` with the same matches, for ``grep`` in
 the browser (where the search runs in a Web Worker that can be stopped: see
-``py_agent/web/grep.py``).
+``py_agent/browser/grep.py``).
 
 The pattern is first compiled by Python's ``re`` (so a bad pattern gives the same error as in
 CPython), then translated from the tree Python's own parser makes of it (``re._parser``), not

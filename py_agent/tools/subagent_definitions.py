@@ -560,7 +560,7 @@ def _as_definition(value: AgentDefinition | Mapping[str, Any] | str) -> AgentDef
 
 
 class KeyValueBackend(Protocol):
-    """The part of ``py_agent.web.storage.StorageBackend`` used here."""
+    """The part of ``py_agent.app.storage.StorageBackend`` used here."""
 
     async def kv_get(self, store: str, key: str) -> Any: ...
 

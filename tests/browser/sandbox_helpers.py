@@ -101,8 +101,8 @@ import json
 import py_agent
 from py_agent.ai.abort import AbortController
 from py_agent.tools import ToolSettings
-from py_agent.web.sandbox import make_javascript_tool, make_python_tool
-from py_agent.web.workspace_store import open_workspace
+from py_agent.browser.sandbox import make_javascript_tool, make_python_tool
+from py_agent.browser.workspace import open_page_workspace as open_workspace
 
 py_agent._planted_key = KEY
 _ws = await open_workspace(SESSION)

@@ -506,7 +506,7 @@ def test_data_of_a_newer_version_is_left_alone(browser: Any, base_url: str) -> N
 
 GENERATE = """
 import json
-from py_agent.web.main import _app
+from py_agent.browser.main import _app
 from py_agent.session import Session
 from py_agent.ai.types import AssistantMessage, TextContent, UserMessage, Usage
 

@@ -58,8 +58,11 @@ import json
 from py_agent.ai.types import Model
 from py_agent.core import Agent
 from py_agent.tools import ToolSettings
-from py_agent.web.workspace_store import open_workspace
-from py_agent.web.workspace_tools import make_tools
+from py_agent.browser.workspace import open_page_workspace as open_workspace
+from py_agent.app.workspace_store import set_workspace_platform
+from py_agent.app.workspace_tools import make_tools
+from py_agent.browser.workspace import page_workspace_platform
+set_workspace_platform(page_workspace_platform())
 
 workspace = await open_workspace(SESSION)
 model = Model(id="mock-model", name="Mock", api="openai-completions", provider="openai", base_url=BASE,
@@ -78,7 +81,7 @@ json.dumps({"results": results, "last": "".join(getattr(b, "text", "") for b in 
 MOUNT_PREVIEW = """async (session) => {
     const { pyodide } = await window.pyAgent.ready;
     await import("./sandbox/index.js");
-    const source = await pyodide.pyimport("py_agent.web.workspace_tools").preview_source(session);
+    const source = await pyodide.pyimport("py_agent.browser.workspace").preview_source(session);
     let host = document.getElementById("preview-host");
     if (!host) {
         host = document.createElement("div");
@@ -171,7 +174,7 @@ def test_write_python_javascript_edit_preview_and_reload(browser: Any, base_url:
         assert paths == ["data/numbers.csv", "report.html", "result.json"]
         stored = json.loads(
             sandbox.py(
-                "import json\nfrom py_agent.web.workspace_store import open_workspace\n"
+                "import json\nfrom py_agent.browser.workspace import open_page_workspace as open_workspace\n"
                 f"ws = await open_workspace({SESSION!r})\n"
                 "json.dumps({f.path: f.data for f in ws.files()})"
             )

@@ -33,7 +33,7 @@ def sandbox(browser: Any, base_url: str) -> Iterator[SandboxPage]:
         });
         const { pyodide } = await window.pyAgent.ready;
         await import("./sandbox/index.js");
-        const source = await pyodide.pyimport("py_agent.web.workspace_tools").preview_source(session);
+        const source = await pyodide.pyimport("py_agent.browser.workspace").preview_source(session);
         const host = document.createElement("div");
         host.id = "preview-host";
         host.style.height = "600px";

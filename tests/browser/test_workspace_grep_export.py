@@ -29,7 +29,7 @@ from web_app_helpers import App, open_app, wait_until
 from py_agent.tools import Workspace
 from py_agent.tools.files import make_grep_tool
 from py_agent.tools.grep_regex import UntranslatableRegex, to_js_regex
-from py_agent.web.grep import GREP_TIMEOUT_MS
+from py_agent.browser.grep import GREP_TIMEOUT_MS
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -59,7 +59,7 @@ def workspace_files(app: App, session_id: str) -> dict[str, tuple[str, str]]:
         app,
         f"""
 import base64, json
-from py_agent.web.workspace_store import open_workspace
+from py_agent.browser.workspace import open_page_workspace as open_workspace
 _w = await open_workspace({session_id!r})
 json.dumps({{f.path: ["text", f.data] if isinstance(f.data, str) else ["bytes", base64.b64encode(f.data).decode()] for f in _w.files()}})
 """,
@@ -101,7 +101,7 @@ def test_the_workspace_is_exported_and_imported_with_its_session(app: App, tmp_p
     )
     run_py(
         app,
-        f"from py_agent.web.workspace_store import open_workspace\n_w = await open_workspace({session_id!r})\n{writes}\n",
+        f"from py_agent.browser.workspace import open_page_workspace as open_workspace\n_w = await open_workspace({session_id!r})\n{writes}\n",
     )
 
     page.locator("#session-menu-btn").click()
@@ -169,7 +169,10 @@ SETUP_GREP = """
 import json
 from py_agent.ai.abort import AbortController
 from py_agent.tools import Workspace
-from py_agent.web.workspace_tools import make_tools
+from py_agent.app.workspace_store import set_workspace_platform
+from py_agent.app.workspace_tools import make_tools
+from py_agent.browser.workspace import page_workspace_platform
+set_workspace_platform(page_workspace_platform())
 
 _gws = await Workspace.open()
 for _path, _data in json.loads(FILES_JSON).items():

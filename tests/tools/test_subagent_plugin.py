@@ -11,10 +11,10 @@ from typing import Any
 
 from subagent_helpers import Seen, dummy_tool, make_faux, router, task_of
 
-from py_agent.tools import subagent_plugin
+from py_agent.app import subagent_plugin
 from py_agent.tools.subagent import SubagentTool
 from py_agent.tools.subagent_definitions import AgentDefinition, AgentRegistry
-from py_agent.web.tools_registry import ToolHost, build_tools, registered_tool_factories
+from py_agent.app.tools_registry import ToolHost, build_tools, registered_tool_factories
 
 
 def tool_host(model: Any, extras: dict[str, Any]) -> ToolHost:

@@ -1,4 +1,4 @@
-"""The workspace plugin of the web app (py_agent.web.workspace_tools), in CPython: the factory
+"""The workspace plugin of the web app (py_agent.app.workspace_tools), in CPython: the factory
 gives a session its tools over its workspace, shares the workspace with other plugins, and talks
 to the page's "workspace" panel. (The sandboxed tools themselves run in tests/browser/.)"""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from py_agent.ai.types import Model
 from py_agent.tools import ToolSettings, Workspace
-from py_agent.web import workspace_tools
-from py_agent.web.tools_registry import ToolHost, panel_handler, registered_tool_factories
+from py_agent.app import workspace_tools
+from py_agent.app.tools_registry import ToolHost, panel_handler, registered_tool_factories
 
 
 def make_host(session_id: str, posted: list[tuple[str, str, Any]], extras: dict[str, Any] | None = None) -> ToolHost:

@@ -1,4 +1,4 @@
-// The page's side of grep's regex search (py_agent/web/grep.py calls start() through
+// The page's side of grep's regex search (py_agent/browser/grep.py calls start() through
 // globalThis.pyAgentSandbox.grep). The search runs in a same-origin dedicated worker
 // (grep-worker.js): a catastrophic pattern such as (a+)+$ spins there, not on the page's main
 // thread, and the worker is terminated when the time limit passes or the run is aborted.

@@ -1,6 +1,6 @@
 // The page's entry to the in-page tools: the sandboxes of the javascript and python tools, the
 // workspace database, the preview panel, the tool renderers and grep's search worker. Python
-// reaches them through globalThis.pyAgentSandbox (py_agent/web/sandbox.py loads this module when
+// reaches them through globalThis.pyAgentSandbox (py_agent/browser/sandbox.py loads this module when
 // the page has not).
 import { python, runJavaScript } from "./host.js";
 import * as workspaceDb from "./workspace-db.js";

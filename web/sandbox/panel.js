@@ -25,7 +25,7 @@ async function show(sessionId, select) {
     preview = null;
     loading = (async () => {
       const { pyodide } = await window.pyAgent.ready;
-      const source = await pyodide.pyimport("py_agent.web.workspace_tools").preview_source(sessionId);
+      const source = await pyodide.pyimport("py_agent.browser.workspace").preview_source(sessionId);
       if (shownSession !== sessionId || !container) return;
       preview = new WorkspacePreview(container, source, { title: "Files", zipName: "workspace.zip" });
     })();

@@ -1,6 +1,6 @@
 // The workspace panel: the session's files, a preview of the selected one, downloads.
 //
-//   const preview = new WorkspacePreview(element, source);   // source: py_agent.web.workspace_store.PreviewSource
+//   const preview = new WorkspacePreview(element, source);   // source: py_agent.browser.workspace.PreviewSource
 //   preview.select("report.html");  preview.destroy();
 //
 // HTML, SVG and Markdown are shown ONLY inside sandboxed frames (preview.html in

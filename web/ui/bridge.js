@@ -1,4 +1,4 @@
-// The one channel between the page and Python (py_agent/web/app.py): `py(command, args)` calls
+// The one channel between the page and Python (py_agent/app/controller.py): `py(command, args)` calls
 // WebApp.dispatch with JSON and resolves with its JSON result; Python's events arrive through
 // `on(kind, handler)`. Nothing else of the page talks to the interpreter.
 
@@ -31,7 +31,7 @@ export function on(kind, handler) {
   return () => handlers.get(kind).delete(handler);
 }
 
-// Called by Python (see py_agent/web/main.py): `kind` and a JSON payload string.
+// Called by Python (see py_agent/browser/main.py): `kind` and a JSON payload string.
 export function receive(kind, payloadJson) {
   let payload;
   try {

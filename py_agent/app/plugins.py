@@ -1,7 +1,7 @@
 """The modules that plug tools (and their panel handlers) into the web app.
 
 Each module registers its tool factories with
-:func:`py_agent.web.tools_registry.register_tool_factory` when imported. Add a module here to
+:func:`py_agent.app.tools_registry.register_tool_factory` when imported. Add a module here to
 enable it; a module that is missing or fails to import is reported in the page (as a notice) and
 the app runs without it. The two tables below wire what a plugin needs beyond its tools.
 """
@@ -30,24 +30,24 @@ __all__ = [
 ]
 
 PLUGIN_MODULES: list[str] = [
-    "py_agent.web.workspace_tools",  # issue 6: workspace files, read/write/edit/..., javascript and python tools
-    "py_agent.tools.subagent_plugin",  # issue 7: the subagent tool
-    "py_agent.web.subagent_ui",  # issue 7: Settings → Agents commands, children's usage in the totals
+    "py_agent.app.workspace_tools",  # issue 6: workspace files, read/write/edit/..., javascript and python tools
+    "py_agent.app.subagent_plugin",  # issue 7: the subagent tool
+    "py_agent.app.subagent_ui",  # issue 7: Settings → Agents commands, children's usage in the totals
 ]
 
 STORAGE_HOOKS: dict[str, str] = {
     # module -> its `async def f(backend) -> list[str]` (problems), called once storage is open
-    "py_agent.tools.subagent_plugin": "attach_storage",
+    "py_agent.app.subagent_plugin": "attach_storage",
 }
 
 AFTER_TOOL_CALL_HOOKS: dict[str, tuple[str, str]] = {
     # plugin module -> (module, function): an after_tool_call hook added when the plugin loads
-    "py_agent.tools.subagent_plugin": ("py_agent.tools.subagent", "subagent_after_tool_call"),
+    "py_agent.app.subagent_plugin": ("py_agent.tools.subagent", "subagent_after_tool_call"),
 }
 
 SESSION_DELETED_HOOKS: dict[str, tuple[str, str]] = {
     # plugin module -> (module, `async def f(session_id)`): drop the plugin's data of a deleted session
-    "py_agent.web.workspace_tools": ("py_agent.web.workspace_store", "delete_workspace"),
+    "py_agent.app.workspace_tools": ("py_agent.app.workspace_store", "delete_workspace"),
 }
 
 SESSION_EXPORT_HOOKS: dict[str, tuple[str, str, str, str]] = {
@@ -55,9 +55,9 @@ SESSION_EXPORT_HOOKS: dict[str, tuple[str, str, str, str]] = {
     # export carries as one `custom` entry of that type (py_agent.session.attachments).
     # `async def export(session_id, secrets) -> JSON data | None` (None: nothing to carry);
     # `async def restore(session_id, data) -> list[str]` (problems), for the imported session.
-    "py_agent.web.workspace_tools": (
+    "py_agent.app.workspace_tools": (
         "py-agent/workspace",
-        "py_agent.web.workspace_store",
+        "py_agent.app.workspace_store",
         "session_workspace_attachment",
         "restore_session_workspace",
     ),

@@ -1,24 +1,23 @@
 """The workspace plugin of the web app: each chat session's files and the tools over them.
 
-Imported by :mod:`py_agent.web.plugins`, it registers the tool factory ``"workspace"``: for a
+Imported by :mod:`py_agent.app.plugins`, it registers the tool factory ``"workspace"``: for a
 session it opens the session's workspace (IndexedDB, ``py-agent-workspaces``), puts it in
 ``host.extras["workspace"]`` for other plugins (subagents share it), and returns the tools
 ``read``, ``write``, ``edit``, ``ls``, ``grep``, ``find``, ``javascript`` and ``python``, minus
 those the user disabled. Tool settings (network access, timeouts) come from
 ``host.extras["tool_settings"]`` (a :class:`~py_agent.tools.settings.ToolSettings`, its JSON, or a
 function returning either), read at every run. In the page, ``grep`` runs its regex in a worker
-with a time limit (:mod:`py_agent.web.grep`), so a catastrophic pattern cannot freeze the page.
+with a time limit (:mod:`py_agent.browser.grep`), so a catastrophic pattern cannot freeze the page.
 
 The page side is ``web/sandbox/panel.js`` (imported by ``web/plugins.js``): the side panel
 ``"workspace"`` and the tool cards. When a session opens, the factory posts ``{sessionId}`` to the
 panel; when a tool writes a file worth looking at (HTML, SVG, Markdown, an image, CSV), the panel
 opens on it; a file chip in a tool card sends ``{type: "open", path}`` back.
-:func:`preview_source` gives the panel the session's files.
+:func:`py_agent.browser.workspace.preview_source` gives the panel the session's files.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,12 +25,10 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
-from .grep import make_browser_grep_searcher
-from .sandbox import DEFAULT_SETTINGS, SettingsSource, make_javascript_tool, make_python_tool
 from .tools_registry import ToolHost, register_panel_handler, register_tool_factory
-from .workspace_store import PreviewSource, open_workspace
+from .workspace_store import SettingsSource, open_workspace, workspace_platform
 
-__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "make_tools", "preview_source", "settings_from"]
+__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "make_tools", "settings_from"]
 
 SANDBOX_TOOL_NAMES = ("javascript", "python")
 PANEL_ID = "workspace"
@@ -41,19 +38,19 @@ _hosts: dict[str, ToolHost] = {}
 _watching: dict[str, Callable[[], None]] = {}
 
 
-def make_tools(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> list[AgentTool]:
-    """Every workspace tool and the two sandboxed code tools, minus those the user disabled.
-    In the page, ``grep`` searches in a worker with a time limit (:mod:`py_agent.web.grep`)."""
+def make_tools(workspace: Workspace, settings: SettingsSource | None = None) -> list[AgentTool]:
+    """Every workspace tool and the platform's sandboxed code tools, minus those the user
+    disabled. In the page, ``grep`` searches in a worker with a time limit
+    (:mod:`py_agent.browser.grep`); the platform is :func:`workspace_platform`."""
+    settings = settings if settings is not None else ToolSettings()
     current = settings() if callable(settings) else settings
     disabled = current.disabled_tools
-    searcher = make_browser_grep_searcher() if sys.platform == "emscripten" else None
+    platform = workspace_platform()
+    searcher = platform.grep_searcher()
     tools = make_workspace_tools(
         workspace, [name for name in FILE_TOOL_NAMES if name not in disabled], grep_searcher=searcher
     )
-    if "javascript" not in disabled:
-        tools.append(make_javascript_tool(workspace, settings))
-    if "python" not in disabled:
-        tools.append(make_python_tool(workspace, settings))
+    tools.extend(tool for tool in platform.code_tools(workspace, settings) if tool.name not in disabled)
     return tools
 
 
@@ -110,11 +107,6 @@ def _on_panel_message(session_id: str, data: Any) -> bool:
     host.open_panel(PANEL_ID)
     host.post_to_panel(PANEL_ID, {"sessionId": session_id, "select": path if isinstance(path, str) else None})
     return True
-
-
-async def preview_source(session_id: str) -> PreviewSource:
-    """The preview panel's data for a session (its workspace, opened if needed)."""
-    return PreviewSource(await open_workspace(session_id))
 
 
 register_tool_factory("workspace", _factory)

@@ -12,32 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
-from ..ai.abort import AbortSignal
 from ..ai.custom import CustomProvider, cors_help, get_custom_provider
-from ..ai.transport import HttpRequest, HttpResponse, HttpTransport, get_default_transport
+from ..ai.transport import HttpTransport
+from ..transports.proxy import ProxyTransport
 
-__all__ = ["ProxyTransport", "explain_connection_error", "provider_transport", "uses_proxy"]
+__all__ = ["explain_connection_error", "provider_transport", "uses_proxy"]
 
-# The browser transport's words for a refused or failed fetch (py_agent/web/fetch.py).
+# The browser transport's words for a refused or failed fetch (py_agent/transports/fetch.py).
 _REFUSED_MARKERS = ("The browser refused or could not complete the request", "Failed to fetch", "NetworkError")
-
-
-class ProxyTransport:
-    """Sends every request to ``<proxy>/?url=<encoded URL>`` through another transport."""
-
-    def __init__(self, proxy_url: str, inner: HttpTransport | None = None) -> None:
-        self.proxy_url = proxy_url.strip().rstrip("/")
-        self._inner = inner
-
-    def target(self, url: str) -> str:
-        return f"{self.proxy_url}/?url={quote(url, safe='')}"
-
-    async def send(self, request: HttpRequest, signal: AbortSignal | None = None) -> HttpResponse:
-        inner = self._inner or get_default_transport()
-        proxied = HttpRequest(request.method, self.target(request.url), dict(request.headers), request.body)
-        return await inner.send(proxied, signal)
 
 
 def uses_proxy(provider: CustomProvider | None) -> bool:

@@ -2,7 +2,7 @@
 
 Every call moves strings only (JSON, or entry lines joined by newlines), so one call costs one
 conversion however many records it touches. JavaScript errors become
-:class:`~py_agent.web.storage.StorageError` with a kind the app can explain.
+:class:`~py_agent.app.storage.StorageError` with a kind the app can explain.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .storage import LoadedSession, StorageError
+from ..app.storage import LoadedSession, StorageError
 
 __all__ = ["IndexedDBBackend", "storage_error"]
 
@@ -39,7 +39,7 @@ def storage_error(error: BaseException) -> StorageError:
 
 
 class IndexedDBBackend:
-    """:class:`~py_agent.web.storage.StorageBackend` over ``web/idb.js``'s ``Storage`` object."""
+    """:class:`~py_agent.app.storage.StorageBackend` over ``web/idb.js``'s ``Storage`` object."""
 
     def __init__(self, db: Any) -> None:
         self._db = db

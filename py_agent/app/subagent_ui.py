@@ -1,11 +1,11 @@
 """The page's side of the ``subagent`` tool (issue 7): Settings → Agents and the session totals.
 
-Listed in :mod:`py_agent.web.plugins` after ``py_agent.tools.subagent_plugin``. Importing it
+Listed in :mod:`py_agent.app.plugins` after ``py_agent.app.subagent_plugin``. Importing it
 registers
 
 - the page commands of Settings → Agents (``py("agents_list")`` ...), over the page's one
-  :func:`~py_agent.tools.subagent_plugin.agent_registry` (stored in IndexedDB by
-  :func:`~py_agent.tools.subagent_plugin.attach_storage`, which the app calls at start):
+  :func:`~py_agent.app.subagent_plugin.agent_registry` (stored in IndexedDB by
+  :func:`~py_agent.app.subagent_plugin.attach_storage`, which the app calls at start):
   ``agents_list``, ``agent_markdown {name}``, ``agent_save {markdown, previousName}``,
   ``agent_delete {name}``, ``agent_import {text, filename}``, ``agent_confirm {name}``;
 - a usage source: the children's usage (``details.results[].usage`` of ``subagent`` tool results,
@@ -28,7 +28,7 @@ from ..tools.subagent_definitions import (
     DefinitionStatus,
     definition_to_markdown,
 )
-from ..tools.subagent_plugin import agent_registry
+from .subagent_plugin import agent_registry
 from .tools_registry import register_app_command, register_usage_source
 
 __all__ = ["agent_row", "subagent_usage"]

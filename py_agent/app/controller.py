@@ -9,8 +9,8 @@ The page talks to :class:`WebApp` through one function each way, with JSON only:
   ``tool``, ``notice``, ``unsent``, ``persisted``, ``sessions_changed``, ``key_rejected``,
   ``panel``, ``catalog_changed``.
 
-Everything here is pure (CPython tests drive it with :class:`~py_agent.web.storage.MemoryBackend`);
-:mod:`py_agent.web.main` wires it to IndexedDB and the page.
+Everything here is pure (CPython tests drive it with :class:`~py_agent.app.storage.MemoryBackend`);
+:mod:`py_agent.browser.main` wires it to IndexedDB and the page.
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ from ..ai.registry import complete_simple
 from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
 from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
+from ..transports.proxy import ProxyTransport
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
 from .chat import ChatSession
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import friendly_error
 from .keys import KeyRing, TabKeyStore
-from .network import ProxyTransport, uses_proxy
+from .network import uses_proxy
 from .plugins import attach_storage as attach_plugin_storage
 from .plugins import attachment_types as plugin_attachment_types
 from .plugins import export_attachments as plugins_export_attachments

@@ -1,9 +1,9 @@
-"""The page's entry point: ``start(on_event, db)`` wires :class:`~py_agent.web.app.WebApp` to
+"""The page's entry point: ``start(on_event, db)`` wires :class:`~py_agent.app.controller.WebApp` to
 IndexedDB, this tab's key store and the page, and returns the ``dispatch`` function.
 
 Called from ``web/app.js``::
 
-    const dispatch = await pyodide.pyimport("py_agent.web.main").start(onEvent, db, tabStore, "{}");
+    const dispatch = await pyodide.pyimport("py_agent.browser.main").start(onEvent, db, tabStore, "{}");
     const resultJson = await dispatch("send", JSON.stringify({ text }));
 """
 
@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .app import WebApp
+from ..app.controller import WebApp
+from ..app.workspace_store import set_workspace_platform
 from .idb import IndexedDBBackend
+from .workspace import page_workspace_platform
 
 __all__ = ["SessionStorageTabKeys", "start"]
 
@@ -51,6 +53,7 @@ async def start(
     import json
 
     global _app
+    set_workspace_platform(page_workspace_platform())
     options = json.loads(options_json or "{}")
     tps = options.get("demoTokensPerSecond")
     app = WebApp(

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from ..app.workspace_store import SettingsSource
 from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ..tools._text import format_size, keep_tail
 from ..tools.files import ToolError
@@ -33,7 +34,6 @@ __all__ = [
     "make_python_tool",
 ]
 
-SettingsSource = ToolSettings | Callable[[], ToolSettings]
 DEFAULT_SETTINGS = ToolSettings()
 UPDATE_INTERVAL_S = 0.2
 _api: Any = None

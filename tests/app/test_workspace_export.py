@@ -10,10 +10,10 @@ import asyncio
 import json
 from typing import Any
 
-from py_agent.web.app import WebApp
-from py_agent.web.keys import MemoryTabStore
-from py_agent.web.storage import MemoryBackend, all_lines
-from py_agent.web.workspace_store import open_workspace
+from py_agent.app.controller import WebApp
+from py_agent.app.keys import MemoryTabStore
+from py_agent.app.storage import MemoryBackend, all_lines
+from py_agent.app.workspace_store import open_workspace
 
 KEY = "sk-ant-SECRET-key-for-export-tests-0042"
 
@@ -24,7 +24,7 @@ async def make_app(backend: MemoryBackend) -> WebApp:
         MemoryTabStore(),
         lambda _kind, _payload: None,
         demo_tokens_per_second=0,
-        plugins=["py_agent.web.workspace_tools"],
+        plugins=["py_agent.app.workspace_tools"],
     )
     await app.start()
     return app

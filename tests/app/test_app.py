@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from py_agent.testing.mock_server import MockProviderServer
-from py_agent.web.app import WebApp
-from py_agent.web.keys import MemoryTabStore
-from py_agent.web.storage import MemoryBackend, all_lines
+from py_agent.app.controller import WebApp
+from py_agent.app.keys import MemoryTabStore
+from py_agent.app.storage import MemoryBackend, all_lines
 
 
 class Recorder:
@@ -168,7 +168,7 @@ async def test_steering_while_streaming_is_delivered() -> None:
     app.chat = None
     await call(app, "new_session")
     # A paced demo so the reply is still streaming when the message is queued.
-    from py_agent.web.demo import register_demo_model
+    from py_agent.app.demo import register_demo_model
 
     register_demo_model(tokens_per_second=2000)
     try:
@@ -190,7 +190,7 @@ async def test_steering_while_streaming_is_delivered() -> None:
 
 
 async def test_abort_keeps_the_partial_reply() -> None:
-    from py_agent.web.demo import register_demo_model
+    from py_agent.app.demo import register_demo_model
 
     app, _ = await make_app()
     await call(app, "new_session")
@@ -371,7 +371,7 @@ async def test_a_rejected_key_reopens_the_key_dialog() -> None:
 
 
 async def test_custom_provider_requests_can_go_through_a_cors_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from py_agent.web.network import ProxyTransport
+    from py_agent.app.network import ProxyTransport
 
     with MockProviderServer() as server:
         app, _ = await make_app()
@@ -389,7 +389,7 @@ async def test_custom_provider_requests_can_go_through_a_cors_proxy(monkeypatch:
                 seen.append(self.target(request.url))
                 return await super().send(request, signal)
 
-        import py_agent.web.chat as chat_module
+        import py_agent.app.chat as chat_module
 
         real = chat_module.provider_transport
         monkeypatch.setattr(

@@ -7,7 +7,7 @@ transaction: the new entries and the bounded metadata record, never a rewrite); 
 level and name changes are entries too; the reply being streamed is saved as a draft now and
 then, so a reload recovers it as an interrupted message.
 
-It reports what the page must show through ``emit(kind, payload)`` (see :mod:`py_agent.web.app`).
+It reports what the page must show through ``emit(kind, payload)`` (see :mod:`py_agent.app.controller`).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class ChatSession:
         self.host_extras: dict[str, Any] = {}
         """Values the app adds to every ToolHost's ``extras`` (e.g. ``"tool_settings"``)."""
         self.proxy_url: str | None = None
-        """The CORS proxy for providers that use one (a setting; see py_agent.web.network)."""
+        """The CORS proxy for providers that use one (a setting; see py_agent.app.network)."""
         self.confirm: Callable[[str, str], Any] | None = None
         """Asks the user a yes/no question in the page (set by the app): ``await confirm(title, message)``."""
         level = clamp_thinking_level(model, thinking_level)

@@ -1,7 +1,7 @@
-"""Plugs the ``subagent`` tool into the web app (list this module in ``py_agent.web.plugins``).
+"""Plugs the ``subagent`` tool into the web app (list this module in ``py_agent.app.plugins``).
 
 Importing it registers the tool factory ``"subagent"`` with
-:mod:`py_agent.web.tools_registry`. Every chat session then gets a ``subagent`` tool whose children
+:mod:`py_agent.app.tools_registry`. Every chat session then gets a ``subagent`` tool whose children
 use the session's current model and thinking level, its API keys (``ToolHost.get_api_key``) and
 its other tools, so they share the session's workspace.
 
@@ -19,7 +19,7 @@ What the factory reads from ``ToolHost.extras`` (all optional; see /tmp/needs-su
 One :class:`AgentRegistry` serves the whole page (:func:`agent_registry`); the app loads the
 user's definitions into it at start and saves them on change (:func:`attach_storage`).
 
-Pure: no browser modules (``py_agent.web.tools_registry`` is pure).
+Pure: no browser modules (``py_agent.app.tools_registry`` is pure).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ from typing import Any, cast
 
 from ..ai._util import maybe_await
 from ..core.types import ThinkingLevel
-from ..web.tools_registry import ToolHost, register_tool_factory
-from .subagent import SubagentHost, SubagentTool, confirmation_text, create_subagent_tool
-from .subagent_definitions import (
+from ..tools.subagent import SubagentHost, SubagentTool, confirmation_text, create_subagent_tool
+from ..tools.subagent_definitions import (
     DEFAULT_KEY,
     DEFAULT_STORE,
     AgentDefinition,
@@ -41,6 +40,7 @@ from .subagent_definitions import (
     load_user_definitions,
     save_user_definitions,
 )
+from .tools_registry import ToolHost, register_tool_factory
 
 __all__ = ["agent_registry", "attach_storage", "make_subagent_tool"]
 
@@ -98,7 +98,7 @@ def make_subagent_tool(host: ToolHost) -> SubagentTool:
         if workspace is not None:
             # The workspace plugin's tools over the same workspace (the session's own are not
             # reachable from a ToolHost): what one child writes, the session and the next child read.
-            from ..web.workspace_tools import make_tools, settings_from
+            from .workspace_tools import make_tools, settings_from
 
             return list(make_tools(workspace, lambda: settings_from(extras.get("tool_settings"))))
         return []

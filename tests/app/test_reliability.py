@@ -18,7 +18,7 @@ import json
 from test_app import call, idle, make_app
 
 from py_agent.testing.mock_server import MockProviderServer
-from py_agent.web.storage import MemoryBackend, all_lines
+from py_agent.app.storage import MemoryBackend, all_lines
 
 KEY = "sk-reliability-KEY-0001-abcdefgh"
 

@@ -8,13 +8,13 @@ import json
 from typing import Any
 
 from py_agent.testing.mock_server import MockProviderServer
-from py_agent.tools.subagent_plugin import agent_registry
-from py_agent.web.app import WebApp
-from py_agent.web.keys import MemoryTabStore
-from py_agent.web.storage import MemoryBackend
-from py_agent.web.subagent_ui import subagent_usage
+from py_agent.app.subagent_plugin import agent_registry
+from py_agent.app.controller import WebApp
+from py_agent.app.keys import MemoryTabStore
+from py_agent.app.storage import MemoryBackend
+from py_agent.app.subagent_ui import subagent_usage
 
-PLUGINS = ["py_agent.tools.subagent_plugin", "py_agent.web.subagent_ui"]
+PLUGINS = ["py_agent.app.subagent_plugin", "py_agent.app.subagent_ui"]
 
 DEFINITION = """---
 name: helper

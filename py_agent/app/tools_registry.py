@@ -2,7 +2,7 @@
 
 A feature that gives the agent a tool registers a *factory* once, at import::
 
-    from py_agent.web.tools_registry import ToolHost, register_tool_factory
+    from py_agent.app.tools_registry import ToolHost, register_tool_factory
 
     def make_preview_tool(host: ToolHost) -> AgentTool | None:
         return AgentTool(name="preview", label="Preview", description=..., parameters=..., execute=...)
@@ -11,7 +11,7 @@ A feature that gives the agent a tool registers a *factory* once, at import::
 
 Each chat session calls every factory with its :class:`ToolHost` when it is opened, and gives the
 agent the tools they return (a factory may return ``None`` to stay out, or a list of tools). The
-modules that register factories are listed in :mod:`py_agent.web.plugins`.
+modules that register factories are listed in :mod:`py_agent.app.plugins`.
 
 The host is the tool's view of the session: which session it is, the model in use, a way to keep
 state in the session (a ``custom`` entry, never sent to the model) and to talk to the page's

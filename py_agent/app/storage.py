@@ -2,7 +2,7 @@
 metadata for a fast list, the streaming draft, settings, device keys and custom providers.
 
 Pure: everything goes through a :class:`StorageBackend`. In the page that is IndexedDB
-(:mod:`py_agent.web.idb` over ``web/idb.js``); in CPython tests :class:`MemoryBackend`.
+(:mod:`py_agent.browser.idb` over ``web/idb.js``); in CPython tests :class:`MemoryBackend`.
 
 Layout (the IndexedDB schema is versioned in ``web/idb.js``):
 

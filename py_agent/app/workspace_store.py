@@ -1,0 +1,152 @@
+"""A session's workspace in the app: where it is kept, zip export and the export entry.
+
+- :class:`WorkspacePlatform`: what the platform adds to the workspace plugin: where a session's
+  files are kept (the page: IndexedDB, :mod:`py_agent.browser.workspace`; default: memory), the
+  ``grep`` searcher and the code tools. The browser adapter sets the page's with
+  :func:`set_workspace_platform` when the app starts.
+- :func:`workspace_zip`: the whole workspace as a zip (Python's ``zipfile``).
+- :func:`export_workspace` / :func:`import_workspace`: the workspace as JSON text.
+- :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
+  session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
+  :mod:`py_agent.session.attachments`), hooked in by ``py_agent.app.plugins.SESSION_EXPORT_HOOKS``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.types import AgentTool
+from ..tools.files import GrepSearcher
+from ..tools.settings import ToolSettings
+from ..tools.workspace import (
+    MemoryWorkspaceStore,
+    Workspace,
+    WorkspaceStore,
+    files_from_export,
+    workspace_attachment,
+)
+
+__all__ = [
+    "SettingsSource",
+    "WorkspacePlatform",
+    "delete_workspace",
+    "export_workspace",
+    "import_workspace",
+    "open_workspace",
+    "restore_session_workspace",
+    "session_workspace_attachment",
+    "set_workspace_platform",
+    "workspace_platform",
+    "workspace_zip",
+]
+
+
+SettingsSource = ToolSettings | Callable[[], ToolSettings]
+"""The user's tool settings, or a function that reads them at every run."""
+
+
+def _no_code_tools(workspace: Workspace, settings: SettingsSource) -> list[AgentTool]:
+    return []
+
+
+@dataclass(frozen=True)
+class WorkspacePlatform:
+    """What the platform gives the workspace plugin (defaults: CPython, files in memory)."""
+
+    open_store: Callable[[str], WorkspaceStore] = field(default=lambda session_id: MemoryWorkspaceStore())
+    """Where a session's files are kept (``session_id -> store``)."""
+    grep_searcher: Callable[[], GrepSearcher | None] = field(default=lambda: None)
+    """``grep``'s search (``None``: Python ``re`` in this process)."""
+    code_tools: Callable[[Workspace, SettingsSource], list[AgentTool]] = field(default=_no_code_tools)
+    """The ``javascript`` and ``python`` tools (only the page has their sandboxes)."""
+    persistent: bool = False
+    """Whether a session's files outlive this process (exports then read closed workspaces)."""
+
+
+_platform = WorkspacePlatform()
+_open: dict[str, Workspace] = {}
+
+
+def set_workspace_platform(platform: WorkspacePlatform) -> None:
+    global _platform
+    _platform = platform
+
+
+def workspace_platform() -> WorkspacePlatform:
+    return _platform
+
+
+async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -> Workspace:
+    """The session's workspace (one object per session id, loaded once), kept where the
+    platform keeps files (:class:`WorkspacePlatform`) unless ``store`` is given."""
+    workspace = _open.get(session_id)
+    if workspace is None:
+        if store is None:
+            store = _platform.open_store(session_id)
+        workspace = await Workspace.open(store)
+        _open[session_id] = workspace
+    return workspace
+
+
+async def delete_workspace(session_id: str) -> None:
+    """Remove a session's files (when the session is deleted)."""
+    workspace = _open.pop(session_id, None)
+    if workspace is not None:
+        await workspace.clear()
+    else:
+        await _platform.open_store(session_id).clear()
+
+
+def workspace_zip(workspace: Workspace) -> bytes:
+    """Every file of the workspace in a zip, paths as in the workspace."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for file in workspace.files():
+            info = zipfile.ZipInfo(file.path, date_time=_zip_time(file.mtime))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, file.to_bytes())
+    return buffer.getvalue()
+
+
+def _zip_time(mtime_ms: int) -> tuple[int, int, int, int, int, int]:
+    import time
+
+    stamp = time.gmtime(max(mtime_ms, 315532800000) / 1000)  # zip cannot hold dates before 1980
+    return (stamp.tm_year, stamp.tm_mon, stamp.tm_mday, stamp.tm_hour, stamp.tm_min, stamp.tm_sec)
+
+
+def export_workspace(workspace: Workspace) -> str:
+    """The workspace as JSON text (:meth:`Workspace.export_json`), for a session export."""
+    return json.dumps(workspace.export_json(), ensure_ascii=False)
+
+
+async def import_workspace(session_id: str, text: str) -> int:
+    """Replace a session's workspace with an exported one; returns the number of files."""
+    workspace = await open_workspace(session_id)
+    return await workspace.import_json(json.loads(text))
+
+
+async def session_workspace_attachment(session_id: str, secrets: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The data of the ``py-agent/workspace`` entry of the session's export, ``None`` when its
+    workspace is empty. A workspace not open here is read from where it is kept (not kept open)."""
+    workspace = _open.get(session_id)
+    if workspace is None:
+        if not _platform.persistent:
+            return None  # only workspaces opened in this process exist
+        workspace = await Workspace.open(_platform.open_store(session_id))
+    return workspace_attachment(workspace, secrets)
+
+
+async def restore_session_workspace(session_id: str, data: Any) -> list[str]:
+    """Give an imported session the workspace its file carried (every valid file; one problem
+    per thing that could not be restored)."""
+    files, problems = files_from_export(data)
+    workspace = await open_workspace(session_id)
+    problems.extend(await workspace.restore(files))
+    return problems

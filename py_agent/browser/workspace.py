@@ -1,0 +1,121 @@
+"""The workspace in the page: files in IndexedDB, ``grep`` in a worker, the code tools' sandboxes,
+and what the preview panel reads.
+
+- :class:`IndexedDBWorkspaceStore`: a :class:`~py_agent.tools.workspace.WorkspaceStore` over
+  ``web/sandbox/workspace-db.js`` (database ``py-agent-workspaces``, keyed by session id), so a
+  session's files are kept with it across reloads.
+- :func:`page_workspace_platform`: the :class:`~py_agent.app.workspace_store.WorkspacePlatform`
+  the page gives the workspace plugin (:func:`py_agent.browser.main.start` installs it).
+- :class:`PreviewSource` / :func:`preview_source`: what ``web/sandbox/preview.js`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..app.workspace_store import WorkspacePlatform, open_workspace, workspace_zip
+from ..core.types import AgentTool
+from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceFile
+from .grep import make_browser_grep_searcher
+from .sandbox import SettingsSource, ffi, load_sandbox_api, make_javascript_tool, make_python_tool
+
+__all__ = [
+    "IndexedDBWorkspaceStore",
+    "PreviewSource",
+    "code_tools",
+    "open_page_workspace",
+    "page_workspace_platform",
+    "preview_source",
+]
+
+
+class IndexedDBWorkspaceStore:
+    """One session's files in the ``py-agent-workspaces`` database."""
+
+    def __init__(self, session_id: str, db: Any = None) -> None:
+        self.session_id = session_id
+        self._db = db
+
+    async def _api(self) -> Any:
+        if self._db is None:
+            self._db = (await load_sandbox_api()).workspaceDb
+        return self._db
+
+    async def load_all(self) -> list[WorkspaceFile]:
+        records = (await (await self._api()).loadAll(self.session_id)).to_py()
+        files = []
+        for record in records:
+            data = record["data"]
+            files.append(
+                WorkspaceFile(
+                    str(record["path"]),
+                    str(data) if record["kind"] == "text" else bytes(data),
+                    int(record.get("mtime") or 0),
+                )
+            )
+        return files
+
+    async def put(self, file: WorkspaceFile) -> None:
+        db = await self._api()
+        if isinstance(file.data, str):
+            await db.put(self.session_id, file.path, "text", file.data, file.mtime)
+        else:
+            await db.put(self.session_id, file.path, "bytes", ffi().to_js(file.data), file.mtime)
+
+    async def delete(self, path: str) -> None:
+        await (await self._api()).remove(self.session_id, path)
+
+    async def clear(self) -> None:
+        await (await self._api()).clear(self.session_id)
+
+
+def code_tools(workspace: Workspace, settings: SettingsSource) -> list[AgentTool]:
+    """The sandboxed ``javascript`` and ``python`` tools over ``workspace``."""
+    return [make_javascript_tool(workspace, settings), make_python_tool(workspace, settings)]
+
+
+def page_workspace_platform() -> WorkspacePlatform:
+    return WorkspacePlatform(
+        open_store=IndexedDBWorkspaceStore,
+        grep_searcher=make_browser_grep_searcher,
+        code_tools=code_tools,
+        persistent=True,
+    )
+
+
+async def open_page_workspace(session_id: str) -> Workspace:
+    """The session's workspace, its files in IndexedDB (whether or not the app has started)."""
+    return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id))
+
+
+class PreviewSource:
+    """What ``web/sandbox/preview.js`` reads: the file list, one file, the zip, and changes."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def list(self) -> str:
+        return json.dumps([{"path": f.path, "size": f.size, "mtime": f.mtime} for f in self.workspace.files()])
+
+    def read(self, path: str) -> Any:
+        """The file's bytes as a Uint8Array, or ``None`` when it is gone."""
+        file = self.workspace.get(path)
+        return None if file is None else ffi().to_js(file.to_bytes())
+
+    def zip(self) -> Any:
+        return ffi().to_js(workspace_zip(self.workspace))
+
+    def subscribe(self, callback: Callable[[str], Any]) -> Callable[[], None]:
+        """``callback(json)`` after each change (``{kind, path, source}``); returns the remover."""
+
+        def listener(change: WorkspaceChange) -> None:
+            callback(json.dumps({"kind": change.kind, "path": change.path, "source": change.source}))
+
+        return self.workspace.subscribe(listener)
+
+
+async def preview_source(session_id: str) -> PreviewSource:
+    """The preview panel's data for a session (its workspace, opened if needed)."""
+    return PreviewSource(await open_page_workspace(session_id))
