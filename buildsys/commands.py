@@ -1,0 +1,122 @@
+"""The commands of build.py (build, serve, test, bench, lock) and its command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .config import BENCH, ROOT, BuildError
+from .downloads import prepare_test_wheels
+from .lock import cmd_lock
+from .machine import chromium_path, ensure_chromium, ensure_node, ensure_venv
+from .serve import cmd_serve
+from .site import build_site
+
+
+def run_step(title: str, cmd: Sequence[str], env: dict[str, str] | None = None) -> int:
+    print(f"\n=== {title}: {' '.join(cmd)}", flush=True)
+    return subprocess.run(list(cmd), cwd=ROOT, env=env, check=False).returncode
+
+
+def cmd_test(pytest_args: Sequence[str]) -> int:
+    python = ensure_venv()
+    ensure_chromium()
+    ensure_node()
+    build_site()
+    prepare_test_wheels()
+    venv_bin = str(python.parent)
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PY_AGENT_CHROMIUM": chromium_path(),
+    }
+    failed = []
+    lint_steps = [
+        ("ruff check", [str(python), "-m", "ruff", "check", "."]),
+        ("ruff format", [str(python), "-m", "ruff", "format", "--check", "."]),
+        ("mypy", [str(python), "-m", "mypy", "--strict", "py_agent"]),
+    ]
+    for title, cmd in lint_steps:
+        if run_step(title, cmd, env) != 0:
+            failed.append(title)
+    rc = run_step("pytest", [str(python), "-m", "pytest", *pytest_args], env)
+    if rc == 5:
+        print("pytest ran no tests: that counts as a failure here", flush=True)
+    if rc != 0:
+        failed.append(f"pytest (exit {rc})")
+    if failed:
+        print(f"\nbuild.py test: FAILED: {', '.join(failed)}", flush=True)
+        return rc if rc not in (0,) else 1
+    print("\nbuild.py test: ruff (check, format), mypy and pytest passed", flush=True)
+    return 0
+
+
+def bench_scripts() -> list[Path]:
+    """bench/*.py that run as scripts (helpers start with "_"; others lack a __main__ block)."""
+    return [
+        path
+        for path in sorted(BENCH.glob("*.py"))
+        if not path.name.startswith("_") and "__main__" in path.read_text(encoding="utf-8")
+    ]
+
+
+def cmd_bench(names: Sequence[str]) -> int:
+    python = ensure_venv()
+    ensure_chromium()
+    ensure_node()
+    build_site()
+    prepare_test_wheels()
+    scripts = bench_scripts()
+    if names:
+        scripts = [s for s in scripts if s.stem in names or s.name in names]
+        if not scripts:
+            raise BuildError(f"no bench script named {', '.join(names)} in {BENCH}")
+    env = {**os.environ, "PY_AGENT_CHROMIUM": chromium_path()}
+    failed = [s.name for s in scripts if run_step(f"bench {s.name}", [str(python), str(s)], env) != 0]
+    if failed:
+        print(f"bench failed: {', '.join(failed)}", flush=True)
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str], doc: str | None = None) -> int:
+    argv = list(argv)
+    command = argv[0] if argv and not argv[0].startswith("-") else "build"
+    rest = argv[1:] if argv and not argv[0].startswith("-") else argv
+    try:
+        if command == "test":
+            return cmd_test(rest)  # every argument goes to pytest unchanged
+        parser = argparse.ArgumentParser(
+            prog="build.py", description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        if command == "build":
+            parser.add_argument("--quiet", action="store_true")
+            build_site(quiet=parser.parse_args(rest).quiet)
+            return 0
+        if command == "serve":
+            parser.add_argument("--port", type=int, default=8000)
+            return cmd_serve(parser.parse_args(rest).port)
+        if command == "bench":
+            parser.add_argument("names", nargs="*", help="bench script names (default: all)")
+            return cmd_bench(parser.parse_args(rest).names)
+        if command == "lock":
+            parser.parse_args(rest)
+            return cmd_lock()
+        parser.print_help()
+        print(f"\nunknown command: {command}", file=sys.stderr)
+        return 2
+    except BuildError as exc:
+        print(f"build.py: error: {exc}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as exc:
+        print(
+            f"build.py: error: command failed (exit {exc.returncode}): {' '.join(map(str, exc.cmd))}", file=sys.stderr
+        )
+        return 1

@@ -1,0 +1,90 @@
+"""Paths, what the site is made of (versions and requirements), and helpers every module shares."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC = ROOT / "static"
+WEB = ROOT / "web"
+PACKAGE_DIR = ROOT / "py_agent"
+CACHE = ROOT / ".cache"
+# PY_AGENT_DOWNLOADS moves the download cache (e.g. to try a build from an empty one).
+DOWNLOADS = Path(os.environ.get("PY_AGENT_DOWNLOADS") or CACHE / "downloads")
+TEST_WHEELS = CACHE / "test-wheels"
+LOCK_PATH = ROOT / "build.lock.json"
+VENV = ROOT / ".venv"
+BENCH = ROOT / "bench"
+BUILD_SOURCES = (ROOT / "build.py", *sorted((ROOT / "buildsys").glob("*.py")))
+
+# What the lock resolves (`python3 build.py lock`). build.lock.json holds the result.
+PYODIDE_NPM_PACKAGE = "pyodide"
+PYODIDE_VERSION = "314.0.7"
+PYODIDE_PYTHON = "3.14"
+PYODIDE_ABI = "cp314"
+PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
+SITE_REQUIREMENTS = ("pydantic==2.14.3",)  # shipped in static/ for the page
+TEST_REQUIREMENTS = ("pytest",)  # only for the Pyodide test runner; kept in .cache/test-wheels/
+# Only for the python tool's sandboxed interpreter (web/sandbox/), never loaded by the page's own:
+# listed with the site's wheels in pyodide/sandbox-lock.json.
+SANDBOX_REQUIREMENTS = ("micropip==0.11.1", "pyodide-http==0.2.2")  # micropip as Pyodide 314 ships it
+# Files taken from the npm tarball: the ES module loader, the Emscripten module, the
+# interpreter, the standard library and Pyodide's own lock (read for its "info" only).
+PYODIDE_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+STOCK_STDLIB_FILE = "python_stdlib.zip"  # no bytecode; the page loads STDLIB_FILE instead when built
+PYODIDE_UPSTREAM_LOCK = "pyodide-lock.json"
+
+# Front-end libraries of the page, from npm tarballs pinned in build.lock.json ("npm"):
+# package -> (version, {file in the tarball: file under static/vendor/}). Source-map comments are
+# dropped (the maps are not shipped); each library's license is shipped beside it.
+FRONTEND_PACKAGES: dict[str, tuple[str, dict[str, str]]] = {
+    "marked": ("18.2.1", {"package/lib/marked.esm.js": "marked.esm.js", "package/LICENSE": "marked.LICENSE.txt"}),
+    "dompurify": (
+        "3.5.0",
+        {"package/dist/purify.es.mjs": "purify.es.mjs", "package/LICENSE": "dompurify.LICENSE.txt"},
+    ),
+    "@highlightjs/cdn-assets": (
+        "11.12.0",
+        {"package/es/highlight.min.js": "highlight.min.js", "package/LICENSE": "highlight.js.LICENSE.txt"},
+    ),
+}
+VENDOR_DIR = "vendor"
+
+# Left out of the site's py_agent wheel (paths relative to py_agent/): CPython-only code. The
+# package that `pip install .` builds keeps them.
+SITE_WHEEL_EXCLUDES = ("testing/*", "transports/httpx.py")
+
+SANDBOX_LOCK = "sandbox-lock.json"
+SITE_PACKAGES_SCRIPT = ROOT / "scripts" / "site_packages.mjs"
+SITE_PACKAGES_FILE = "site-packages.bin"
+STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
+STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
+
+CHROMIUM_DEFAULT = "/usr/bin/chromium"
+MIN_NODE_MAJOR = 18
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+class BuildError(Exception):
+    """A failure with a message meant for the person running build.py."""
+
+
+def log(message: str) -> None:
+    print(f"[build] {message}", flush=True)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(functools.partial(f.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")

@@ -1,0 +1,86 @@
+"""Setting up the machine for `test` and `bench`: .venv, Chromium and Node.js."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .config import CHROMIUM_DEFAULT, MIN_NODE_MAJOR, PYODIDE_VERSION, ROOT, VENV, BuildError, log
+
+
+def venv_python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure_venv() -> Path:
+    """Create .venv if missing; (re)install `.[test]` editable when pyproject.toml changed."""
+    python = venv_python()
+    if not python.exists():
+        log(f"creating {VENV}")
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    stamp = VENV / ".py-agent-installed"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text().strip() != wanted:
+        log("installing .[test] into .venv (editable)")
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"], check=True)
+        stamp.write_text(wanted + "\n")
+    return python
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def apt_install(package: str) -> bool:
+    if not (is_root() and shutil.which("apt-get")):
+        return False
+    log(f"installing Debian's {package} package (apt-get)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env)
+    return True
+
+
+def chromium_path() -> str:
+    return os.environ.get("PY_AGENT_CHROMIUM", CHROMIUM_DEFAULT)
+
+
+def ensure_chromium() -> None:
+    if Path(chromium_path()).exists():
+        return
+    if os.environ.get("PY_AGENT_CHROMIUM") is None and apt_install("chromium") and Path(CHROMIUM_DEFAULT).exists():
+        return
+    raise BuildError(
+        f"Chromium is missing ({chromium_path()} does not exist). Install Debian's package as root:\n"
+        f"    apt-get update && apt-get install -y chromium\n"
+        f"or point PY_AGENT_CHROMIUM at a Chromium or Chrome binary."
+    )
+
+
+def node_major() -> int | None:
+    node = shutil.which("node")
+    if node is None:
+        return None
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout
+    match = re.match(r"v(\d+)", out.strip())
+    return int(match.group(1)) if match else None
+
+
+def ensure_node() -> None:
+    major = node_major()
+    if major is None and apt_install("nodejs"):
+        major = node_major()
+    if major is None:
+        raise BuildError(
+            "Node.js is missing (needed to run the core tests inside Pyodide). Install it as root:\n"
+            "    apt-get update && apt-get install -y nodejs"
+        )
+    if major < MIN_NODE_MAJOR:
+        raise BuildError(
+            f"Node.js {major} is too old for Pyodide {PYODIDE_VERSION}: install Node.js >= {MIN_NODE_MAJOR}"
+        )
