@@ -1,96 +1,134 @@
-"""build.py: pinned and verified downloads, the offline rebuild, the py_agent wheel, the site's lock."""
+"""build.py: pinned and verified downloads (through pip and npm), the offline rebuild, the py_agent wheel,
+the site's lock, and no registry host named in the repository."""
 
 from __future__ import annotations
 
 import base64
-import functools
+import fnmatch
 import hashlib
-import http.server
 import json
-import threading
+import os
+import subprocess
 import tomllib
-import urllib.error
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import build
+import buildsys.config
+import buildsys.downloads
+
+
+def make_wheel(folder: Path, name: str = "thing", version: str = "1.0") -> Path:
+    """A minimal valid pure wheel, as a package index would serve it."""
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    dist_info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(f"{name}.py", "VALUE = 1\n")
+        zf.writestr(f"{dist_info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        zf.writestr(
+            f"{dist_info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{dist_info}/RECORD", "")
+    return path
 
 
 @pytest.fixture
-def file_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    """A local HTTP server over a folder: (folder, base URL)."""
-    folder = tmp_path / "served"
+def local_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """pip configured (through its own environment variables, as a user would) to take wheels only
+    from a local folder; build.py's download cache in tmp_path. Returns the folder."""
+    folder = tmp_path / "index"
     folder.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(folder))
+    monkeypatch.setattr(buildsys.config, "DOWNLOADS", tmp_path / "cache")
+    return folder
 
 
-def pin_for(url: str, data: bytes, filename: str = "thing-1.0-py3-none-any.whl") -> build.Pin:
-    return build.Pin("thing", "1.0", filename, url, hashlib.sha256(data).hexdigest(), len(data))
+def pin_for(path: Path, data: bytes | None = None) -> build.Pin:
+    data = path.read_bytes() if data is None else data
+    return build.Pin("thing", "1.0", path.name, hashlib.sha256(data).hexdigest(), len(data))
 
 
-def test_download_is_verified_and_cached(
-    file_server: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder, base = file_server
-    monkeypatch.setattr(build, "DOWNLOADS", tmp_path / "cache")
-    data = b"wheel bytes"
-    (folder / "thing.whl").write_bytes(data)
-    pin = pin_for(f"{base}/thing.whl", data)
-
-    assert build.fetch_pinned(pin).read_bytes() == data
-    (folder / "thing.whl").unlink()  # the second time, the cache alone serves it
-    assert build.fetch_pinned(pin).read_bytes() == data
+def test_download_goes_through_pip_is_verified_and_cached(local_index: Path, tmp_path: Path) -> None:
+    wheel = make_wheel(local_index)
+    pin = pin_for(wheel)
+    fetched = build.fetch_pinned(pin)
+    assert fetched == tmp_path / "cache" / wheel.name and fetched.read_bytes() == wheel.read_bytes()
+    wheel.unlink()  # the second time, the cache alone serves it
+    assert build.fetch_pinned(pin).read_bytes() == fetched.read_bytes()
 
 
-def test_hash_mismatch_is_refused(
-    file_server: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder, base = file_server
-    monkeypatch.setattr(build, "DOWNLOADS", tmp_path / "cache")
-    (folder / "thing.whl").write_bytes(b"tampered")
-    pin = pin_for(f"{base}/thing.whl", b"the real bytes")
+def test_hash_mismatch_is_refused(local_index: Path, tmp_path: Path) -> None:
+    pin = pin_for(make_wheel(local_index), b"the real bytes")
     with pytest.raises(build.BuildError, match="sha256 mismatch") as info:
         build.fetch_pinned(pin)
-    assert pin.url in str(info.value)
+    assert pin.filename in str(info.value)
     assert not (tmp_path / "cache" / pin.filename).exists(), "a file that failed verification must not be cached"
+    assert list((tmp_path / "cache").iterdir()) == [], "no partial download is left behind"
 
 
-def test_unreachable_download_names_the_url_and_the_empty_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(build, "DOWNLOADS", tmp_path / "cache")
-    monkeypatch.setattr(build, "DOWNLOAD_ATTEMPTS", 1)
-    pin = pin_for("http://127.0.0.1:9/thing.whl", b"x")
+def test_unavailable_download_names_the_package_the_client_and_the_empty_cache(local_index: Path) -> None:
+    pin = build.Pin("thing", "1.0", "thing-1.0-py3-none-any.whl", "0" * 64, 1)  # the index lacks it
     with pytest.raises(build.BuildError) as info:
         build.fetch_pinned(pin)
     message = str(info.value)
-    assert pin.url in message and "thing 1.0" in message and "cache" in message
+    assert "thing 1.0" in message and "pip" in message and "cache" in message
+
+
+def test_npm_package_goes_through_npm_and_its_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # npm told (by its own environment variables) to stay offline with an empty cache: it must fail.
+    monkeypatch.setenv("npm_config_offline", "true")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    monkeypatch.setattr(buildsys.config, "DOWNLOADS", tmp_path / "cache")
+    pin = build.Pin("marked", "18.2.1", "marked-18.2.1.tgz", "0" * 64, 1)
+    with pytest.raises(build.BuildError) as info:
+        build.fetch_pinned(pin)
+    assert "marked 18.2.1" in str(info.value) and "npm" in str(info.value)
 
 
 def test_rebuild_needs_no_network(built_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    attempts: list[object] = []
+    attempts: list[Sequence[str]] = []
 
-    def offline(*args: object, **kwargs: object) -> None:
-        attempts.append(args)
-        raise urllib.error.URLError("network disabled by the test")
+    def offline(cmd: Sequence[str], cwd: Path) -> str:
+        attempts.append(cmd)
+        raise build.BuildError("network disabled by the test")
 
-    monkeypatch.setattr(build.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(buildsys.downloads, "run_client", offline)
     build.build_site(quiet=True)  # the cache filled by the first build is enough
     assert attempts == []
     assert (build.STATIC / "manifest.json").exists()
+
+
+def registry_hosts() -> list[str]:
+    # Spelled in pieces, so that this file does not name them itself.
+    return ["registry.npm" + "js.org", "npm" + "js.", "pypi" + ".org", "python" + "hosted"]
+
+
+def test_no_tracked_file_names_a_registry_host() -> None:
+    """Downloads go through pip and npm, whose configuration picks the index: the repository names none."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=build.ROOT, capture_output=True, check=True, timeout=60
+    ).stdout.decode()
+    offenders = []
+    for rel in filter(None, listed.split("\0")):
+        path = build.ROOT / rel
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace").lower()
+        offenders += [f"{rel}: {host}" for host in registry_hosts() if host in text]
+    assert offenders == []
+
+
+def test_lock_has_no_urls_only_versions_and_hashes() -> None:
+    data = json.loads(build.LOCK_PATH.read_text(encoding="utf-8"))
+    pins = [data["pyodide"], *data["npm"], *(p for group in data["wheels"].values() for p in group)]
+    for pin in pins:
+        assert set(pin) == {"name", "version", "filename", "sha256", "size"}, pin
+        assert len(pin["sha256"]) == 64
 
 
 def test_py_agent_wheel_is_reproducible_and_complete(tmp_path: Path) -> None:
@@ -135,3 +173,25 @@ def test_site_lock_lists_every_shipped_wheel_with_its_hash(built_site: Path) -> 
         assert (built_site / item["file"]).stat().st_size == item["size"]
     # Pyodide's own lock info is kept, so loadPyodide accepts the site's lock.
     assert site_lock["info"]["python"].startswith("3.")
+
+
+def test_site_wheel_leaves_out_cpython_only_code(built_site: Path) -> None:
+    manifest = json.loads((built_site / "manifest.json").read_text(encoding="utf-8"))
+    (wheel,) = [w for w in manifest["wheels"] if w["name"] == "py-agent"]
+    with zipfile.ZipFile(built_site / wheel["file"]) as zf:
+        names = set(zf.namelist())
+    assert not [n for n in names if n.startswith("py_agent/testing/")]
+    assert "py_agent/transports/httpx.py" not in names
+    assert {"py_agent/transports/__init__.py", "py_agent/transports/fetch.py", "py_agent/browser/main.py"} <= names
+
+
+def test_setuptools_package_keeps_the_test_helpers_and_httpx() -> None:
+    """`pip install .` (setuptools) keeps what the site's wheel leaves out: the find rules of
+    pyproject.toml take every py_agent subpackage and exclude none."""
+    find = tomllib.loads((build.ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    rules = find["packages"]["find"]
+    assert any(fnmatch.fnmatch("py_agent.testing", p) for p in rules["include"])
+    assert not any(fnmatch.fnmatch("py_agent.testing", p) for p in rules.get("exclude", []))
+    everything = {p.relative_to(build.PACKAGE_DIR).as_posix() for p in build.package_files(for_site=False)}
+    site = {p.relative_to(build.PACKAGE_DIR).as_posix() for p in build.package_files()}
+    assert {"testing/mock_server.py", "transports/httpx.py"} <= everything - site
