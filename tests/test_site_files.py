@@ -22,9 +22,7 @@ def test_manifest_lists_every_file_of_the_site(built_site: Path) -> None:
     files = manifest(built_site)["files"]
     listed = {entry["path"]: entry for entry in files}
     on_disk = {
-        p.relative_to(built_site).as_posix()
-        for p in built_site.rglob("*")
-        if p.is_file() and p.name != "README.md"
+        p.relative_to(built_site).as_posix() for p in built_site.rglob("*") if p.is_file() and p.name != "README.md"
     }
     assert set(listed) == on_disk - {"manifest.json", "sw.js"}
     for path, entry in listed.items():
