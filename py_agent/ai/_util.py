@@ -45,7 +45,7 @@ async def maybe_await(value: Any) -> Any:
 
 
 def error_text(error: BaseException | object) -> str:
-    """An exception's message; its class name when the message is empty (decision 7)."""
+    """An exception's message; its class name when the message is empty (docs/port-decisions.md #7)."""
     if isinstance(error, BaseException):
         return str(error) or type(error).__name__
     return str(error)

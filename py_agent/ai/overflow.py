@@ -1,6 +1,6 @@
 """Context-overflow detection (pi-ai's ``isContextOverflow``, 0.79.10 patterns).
 
-The provider error strings (spec §2.5) keep each provider's wording so these patterns match.
+The provider error strings (``py_agent/ai/providers/``) keep each provider's wording so these patterns match.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A run emits ``agent_start``, then turns (``turn_start`` ... ``turn_end``: one LLM call and its
 tool batch), then ``agent_end``. Steering messages are injected after a turn's whole tool batch,
 follow-ups when the agent would otherwise stop. This is a port of pi-agent-core's
-``agent-loop.ts`` (0.79.10) with the Python port's decisions (see ``shared/spec/agent-core.md``).
+``agent-loop.ts`` (0.79.10) with the Python port's decisions (``docs/port-decisions.md``).
 """
 
 from __future__ import annotations
