@@ -444,9 +444,7 @@ class Agent:
         elif kind == "turn_end":
             message = event.message  # type: ignore[union-attr]
             if role_of(message) == "assistant":
-                error_message = getattr(message, "error_message", None)
-                if error_message is None and isinstance(message, Mapping):
-                    error_message = message.get("errorMessage")
+                error_message = get_field(message, "error_message")
                 if error_message:
                     state._error_message = error_message
         elif kind == "agent_end":
