@@ -26,6 +26,7 @@ def test_core_suite_passes_in_pyodide(run_in_pyodide: PyodideRun) -> None:
     match = SUMMARY.search(result.stdout)
     assert match is not None, f"no summary line in the runner's output:\n{output}"
     assert int(match.group(1)) > 0 and int(match.group(2)) == 0, output
+    assert int(match.group(3) or 0) == 0, f"tests were skipped in Pyodide:\n{output}"
     no_fs = [p for p in CORE_TESTS if "# pyodide-runner: no-fs" in p.read_text(encoding="utf-8")]
     for path in no_fs:
         assert f"[no-fs] {path.relative_to(ROOT).as_posix()}: file access disabled" in result.stdout, output
