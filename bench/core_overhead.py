@@ -124,7 +124,9 @@ def main() -> None:
     print("Chromium done", flush=True)
     node_ref = statistics.median(r["us_per_delta"] for r in node)
     ref_chromium = chromium["ref"]
-    chromium_ref = statistics.median(r["us_per_delta"] for r in ref_chromium) if not isinstance(ref_chromium, str) else None
+    chromium_ref = (
+        statistics.median(r["us_per_delta"] for r in ref_chromium) if not isinstance(ref_chromium, str) else None
+    )
 
     lines = [
         "## Core overhead per streamed delta",
@@ -183,7 +185,7 @@ built from a complete field dict, a set lookup for terminal events. Pyodide runs
 compiled to WebAssembly (no JIT for Python code), a few times slower than native CPython; Chromium's
 V8 runs it faster than Node 20's. pi's runs are short (~40 ms) and move with Node's JIT and the
 machine's load (see their spread), so the ratios do too. Next steps if the gap matters: plain
-`__slots__` classes for stream events (they are pydantic models by decision 8), or batching deltas
+`__slots__` classes for stream events (they are pydantic models: docs/port-decisions.md #8), or batching deltas
 for listeners that opt in (the chat app renders at most once per animation frame, so it would lose
 nothing).
 """

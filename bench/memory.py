@@ -166,7 +166,7 @@ and this benchmark found two, both keeping every chat closed in the page alive w
 transcript (~115 objects per turn here): a cache of how many arguments a callback takes
 (`py_agent/ai/_util.py`, used for every listener and hook) was keyed by bound methods (it is keyed
 by plain functions now), and the workspace tools kept the tool host of every chat they were built
-for (`py_agent/web/workspace_tools.py`; now only the shown chat's). After both fixes only the chat on
+for (`py_agent/app/workspace_tools.py`; now only the shown chat's). After both fixes only the chat on
 screen is in memory. What still grows (about 50 tracked Python objects and 6 kB of JS heap per turn)
 stays well within the target and is not broken down here; a heap snapshot diff and a census of
 `gc.get_objects()` by type would be the next step if it mattered.

@@ -14,7 +14,8 @@ MAX_JSON_DEPTH = 512
 """Deepest JSON nesting parsed from the network (streamed tool arguments, SSE data, error bodies).
 In Pyodide a few thousand levels exhaust the WebAssembly stack inside ``json.loads`` and kill the
 page's interpreter (a fatal error, not a catchable ``RecursionError``), so deeper text is refused
-before it is parsed. pi's own session files use the same limit (``py_agent.session._json``)."""
+before it is parsed. Session files (``py_agent.session._json``) and session values (``py_agent.session.messages``)
+use the same limit."""
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?')
 _JSON_BRACKETS = re.compile(r"[\[\]{}]")
@@ -44,7 +45,7 @@ async def maybe_await(value: Any) -> Any:
 
 
 def error_text(error: BaseException | object) -> str:
-    """An exception's message; its class name when the message is empty (decision 7)."""
+    """An exception's message; its class name when the message is empty (docs/port-decisions.md #7)."""
     if isinstance(error, BaseException):
         return str(error) or type(error).__name__
     return str(error)

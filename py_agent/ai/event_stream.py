@@ -195,15 +195,6 @@ class EventStream(Generic[E, R]):
         result: R = self._result
         return result
 
-    def result_nowait(self) -> R:
-        """The result if there is one; raises :class:`StreamEndedWithoutResult` otherwise."""
-        if self._error is not None:
-            raise self._error
-        if self._result is _UNSET:
-            raise StreamEndedWithoutResult("Stream ended without a final message")
-        result: R = self._result
-        return result
-
 
 def _is_assistant_terminal(event: AssistantMessageEvent) -> bool:
     return event.type == "done" or event.type == "error"

@@ -19,6 +19,7 @@ from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
+from ._interop import get_field
 from ._util import call_flex, error_text, json_stringify, maybe_await, utf16_len
 from .abort import AbortSignal
 from .event_stream import AssistantMessageEventStream
@@ -417,21 +418,21 @@ def _deltas(
 
 
 def _model_from_definition(definition: Mapping[str, Any], api: str, provider: str) -> Model:
-    def get(snake: str, camel: str, default: Any) -> Any:
-        value = definition.get(snake, definition.get(camel))
+    def get(name: str, default: Any) -> Any:
+        value = get_field(definition, name)
         return default if value is None else value
 
     return Model(
         id=definition["id"],
-        name=get("name", "name", definition["id"]),
+        name=get("name", definition["id"]),
         api=api,
         provider=provider,
         base_url=DEFAULT_BASE_URL,
-        reasoning=get("reasoning", "reasoning", False),
-        input=get("input", "input", ["text", "image"]),
-        cost=ModelCost.model_validate(get("cost", "cost", {})),
-        context_window=get("context_window", "contextWindow", 128000),
-        max_tokens=get("max_tokens", "maxTokens", 16384),
+        reasoning=get("reasoning", False),
+        input=get("input", ["text", "image"]),
+        cost=ModelCost.model_validate(get("cost", {})),
+        context_window=get("context_window", 128000),
+        max_tokens=get("max_tokens", 16384),
     )
 
 

@@ -1,12 +1,14 @@
 """Context-overflow detection (pi-ai's ``isContextOverflow``, 0.79.10 patterns).
 
-The provider error strings (spec §2.5) keep each provider's wording so these patterns match.
+The provider error strings (``py_agent/ai/providers/``) keep each provider's wording so these patterns match.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from ._interop import get_field
 
 __all__ = ["OVERFLOW_PATTERNS", "is_context_overflow"]
 
@@ -44,16 +46,10 @@ _NON_OVERFLOW = tuple(
 )
 
 
-def _get(message: Any, name: str, camel: str) -> Any:
-    if isinstance(message, dict):
-        return message.get(camel, message.get(name))
-    return getattr(message, name, None)
-
-
 def is_context_overflow(message: Any, context_window: int | None = None) -> bool:
     """True if the assistant message reports (or silently shows) a context overflow."""
-    stop = _get(message, "stop_reason", "stopReason")
-    error = _get(message, "error_message", "errorMessage")
+    stop = get_field(message, "stop_reason")
+    error = get_field(message, "error_message")
     if (
         stop == "error"
         and error
@@ -61,10 +57,10 @@ def is_context_overflow(message: Any, context_window: int | None = None) -> bool
         and any(p.search(error) for p in OVERFLOW_PATTERNS)
     ):
         return True
-    usage = _get(message, "usage", "usage")
+    usage = get_field(message, "usage")
     if context_window and usage is not None:
-        tokens = (_get(usage, "input", "input") or 0) + (_get(usage, "cache_read", "cacheRead") or 0)
-        output = _get(usage, "output", "output") or 0
+        tokens = (get_field(usage, "input") or 0) + (get_field(usage, "cache_read") or 0)
+        output = get_field(usage, "output") or 0
         if stop == "stop" and tokens > context_window:
             return True
         if stop == "length" and output == 0 and tokens >= context_window * 0.99:

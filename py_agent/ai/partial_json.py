@@ -1,9 +1,10 @@
-"""Best-effort parsing of incomplete JSON, for tool-call arguments while they stream (spec §6.1).
+"""Best-effort parsing of incomplete JSON, for tool-call arguments while they stream.
 
 :func:`parse_streaming_json` is pi's ``parseStreamingJson``: a strict parse first (with pi's repair
 of raw control characters and invalid escapes inside strings), then a lenient parse that follows
 the npm ``partial-json`` 0.1.7 library (all partial kinds allowed) so the same prefixes give the
-same values. It never raises and always returns a dict (D22).
+same values. It never raises and always returns a dict (pi may return ``None`` or a
+number: docs/deviations.md D22).
 """
 
 from __future__ import annotations

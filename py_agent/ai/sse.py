@@ -1,4 +1,4 @@
-"""One incremental Server-Sent Events decoder for every wire API (spec §2.3, the WHATWG algorithm).
+"""One incremental Server-Sent Events decoder for every wire API (the WHATWG algorithm).
 
 Bytes may be split anywhere: inside a UTF-8 sequence, between the ``\\r`` and ``\\n`` of a CRLF,
 inside a field name. Nothing is buffered beyond the current incomplete line and the pending event,

@@ -1,4 +1,4 @@
-"""Cross-provider replay: pi's ``transformMessages`` (spec §5).
+"""Cross-provider replay: pi's ``transformMessages``.
 
 Every provider runs the conversation through :func:`transform_messages` before mapping it to its
 wire format, so a conversation started on one provider continues on another:
@@ -8,7 +8,8 @@ wire format, so a conversation started on one provider continues on another:
   tool results follow);
 * errored and aborted assistant turns are dropped; tool calls left without a result before the
   next assistant or user message get a synthetic error result ``"No result provided"``;
-* tool results whose call is not in a kept assistant message are dropped (D14).
+* tool results whose call is not in a kept assistant message are dropped (pi keeps these
+  orphans, which providers reject: docs/deviations.md D14).
 
 Inputs may be models or pi-JSON mappings; the result is a new list of message models (inputs are
 never mutated).
@@ -156,11 +157,12 @@ def transform_messages(
             result.append(message)
         elif isinstance(message, ToolResultMessage):
             if message.tool_call_id not in kept_call_ids:
-                continue  # D14: its call was dropped (or never existed)
+                continue  # its call was dropped (or never existed): docs/deviations.md D14
             answered.add(message.tool_call_id)
             result.append(message)
         else:
             flush()
             result.append(message)
-    # A trailing assistant message with unanswered calls gets no synthetic results (spec T5).
+    # A trailing assistant message with unanswered calls gets no synthetic results, as in pi
+    # (tests/providers/test_vectors_pure.py::test_t5_orphan_at_the_end).
     return result

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ._interop import get_field
 from ._util import json_stringify
 
 
@@ -42,9 +43,9 @@ class SchemaError:
 def validate_tool_arguments(tool: Any, tool_call: Any) -> Any:
     """Validated (and coerced) arguments for ``tool_call`` (an object or mapping with ``name``,
     ``arguments``). The tool call's own ``arguments`` are never mutated."""
-    name = _get(tool_call, "name")
-    raw = _get(tool_call, "arguments")
-    parameters = _get(tool, "parameters")
+    name = get_field(tool_call, "name")
+    raw = get_field(tool_call, "arguments")
+    parameters = get_field(tool, "parameters")
     if isinstance(parameters, type) and issubclass(parameters, BaseModel):
         try:
             return parameters.model_validate(copy.deepcopy(raw))
@@ -60,12 +61,6 @@ def validate_tool_arguments(tool: Any, tool_call: Any) -> Any:
         return args
     lines = [f"  - {_format_path(error)}: {error.message}" for error in errors]
     raise ToolArgumentsError(_format(name, lines, raw))
-
-
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def _format(name: Any, lines: list[str], raw: Any) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..ai._interop import get_field
 from ..ai._util import call_flex, error_text, maybe_await, positional_capacity
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.registry import stream_simple
@@ -59,15 +60,6 @@ def default_model() -> Model:
     return Model(id="unknown", name="unknown", api="unknown", provider="unknown", base_url="", input=[])
 
 
-def _get(source: Any, name: str, camel: str) -> Any:
-    if source is None:
-        return None
-    if isinstance(source, Mapping):
-        return source.get(name, source.get(camel))
-    value = getattr(source, name, None)
-    return value if value is not None else getattr(source, camel, None)
-
-
 class AgentState:
     """The agent's public state (pi's ``AgentState``).
 
@@ -78,14 +70,14 @@ class AgentState:
     """
 
     def __init__(self, initial: Any = None) -> None:
-        model = _get(initial, "model", "model")
+        model = get_field(initial, "model")
         if model is not None and not isinstance(model, Model):
             model = Model.model_validate(model)
-        self.system_prompt: str = _get(initial, "system_prompt", "systemPrompt") or ""
+        self.system_prompt: str = get_field(initial, "system_prompt") or ""
         self.model: Model = model if model is not None else default_model()
-        self.thinking_level: ThinkingLevel = _get(initial, "thinking_level", "thinkingLevel") or "off"
-        self._tools: list[Any] = list(_get(initial, "tools", "tools") or [])
-        self._messages: list[AgentMessage] = list(_get(initial, "messages", "messages") or [])
+        self.thinking_level: ThinkingLevel = get_field(initial, "thinking_level") or "off"
+        self._tools: list[Any] = list(get_field(initial, "tools") or [])
+        self._messages: list[AgentMessage] = list(get_field(initial, "messages") or [])
         self._is_streaming = False
         self._streaming_message: AgentMessage | None = None
         self._pending_tool_calls: frozenset[str] = frozenset()
@@ -452,9 +444,7 @@ class Agent:
         elif kind == "turn_end":
             message = event.message  # type: ignore[union-attr]
             if role_of(message) == "assistant":
-                error_message = getattr(message, "error_message", None)
-                if error_message is None and isinstance(message, Mapping):
-                    error_message = message.get("errorMessage")
+                error_message = get_field(message, "error_message")
                 if error_message:
                     state._error_message = error_message
         elif kind == "agent_end":

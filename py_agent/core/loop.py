@@ -3,7 +3,7 @@
 A run emits ``agent_start``, then turns (``turn_start`` ... ``turn_end``: one LLM call and its
 tool batch), then ``agent_end``. Steering messages are injected after a turn's whole tool batch,
 follow-ups when the agent would otherwise stop. This is a port of pi-agent-core's
-``agent-loop.ts`` (0.79.10) with the Python port's decisions (see ``shared/spec/agent-core.md``).
+``agent-loop.ts`` (0.79.10) with the Python port's decisions (``docs/port-decisions.md``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
+from ..ai._interop import camel_to_snake, get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
 from ..ai.event_stream import EventStream, StreamEndedWithoutResult
@@ -458,17 +459,9 @@ def _tool_calls(message: Any) -> list[ToolCall]:
     return calls
 
 
-def _attr(obj: Any, name: str, camel: str | None = None) -> Any:
-    if isinstance(obj, Mapping):
-        if name in obj:
-            return obj[name]
-        return obj.get(camel) if camel else None
-    return getattr(obj, name, None)
-
-
 def _find_tool(context: AgentContext, name: str) -> Any:
     for tool in context.tools or []:
-        if _attr(tool, "name") == name:
+        if get_field(tool, "name") == name:
             return tool
     return None
 
@@ -549,7 +542,7 @@ async def _execute_tool_calls(
     emit: Emit,
 ) -> tuple[list[ToolResultMessage], bool]:
     sequential = config.tool_execution == "sequential" or any(
-        _attr(_find_tool(context, call.name), "execution_mode", "executionMode") == "sequential" for call in tool_calls
+        get_field(_find_tool(context, call.name), "execution_mode") == "sequential" for call in tool_calls
     )
     if sequential:
         return await _execute_sequential(context, assistant, tool_calls, config, signal, emit)
@@ -637,7 +630,7 @@ async def _prepare_tool_call(
         return _Finalized(tool_call, _error_result(f"Tool {tool_call.name} not found"), True)
     try:
         call_for_validation: Any = tool_call
-        prepare = _attr(tool, "prepare_arguments", "prepareArguments")
+        prepare = get_field(tool, "prepare_arguments")
         if prepare is not None:
             prepared_args = prepare(tool_call.arguments)
             if prepared_args is not tool_call.arguments:
@@ -741,7 +734,7 @@ async def _execute_prepared(
             )
         )
 
-    execute = _attr(prepared.tool, "execute")
+    execute = get_field(prepared.tool, "execute")
     try:
         if execute is None:
             raise TypeError(f"Tool {tool_call.name} has no execute function")
@@ -823,7 +816,7 @@ def _as_tool_result(value: Any) -> AgentToolResult:
 def _as_before_result(value: Any) -> BeforeToolCallResult | None:
     if value is None or isinstance(value, BeforeToolCallResult):
         return value
-    return BeforeToolCallResult(block=bool(_attr(value, "block")), reason=_attr(value, "reason"))
+    return BeforeToolCallResult(block=bool(get_field(value, "block")), reason=get_field(value, "reason"))
 
 
 def _as_after_result(value: Any) -> AfterToolCallResult | None:
@@ -833,11 +826,11 @@ def _as_after_result(value: Any) -> AfterToolCallResult | None:
         content = value.content
         details, is_error, terminate = value.details, value.is_error, value.terminate
     else:
-        content = _attr(value, "content")
+        content = get_field(value, "content")
         details, is_error, terminate = (
-            _attr(value, "details"),
-            _attr(value, "is_error", "isError"),
-            _attr(value, "terminate"),
+            get_field(value, "details"),
+            get_field(value, "is_error"),
+            get_field(value, "terminate"),
         )
     if content is not None:
         content = AgentToolResult.model_validate({"content": content}).content
@@ -851,9 +844,9 @@ def _as_turn_update(value: Any) -> AgentLoopTurnUpdate | None:
         update = value
     else:
         update = AgentLoopTurnUpdate(
-            context=_attr(value, "context"),
-            model=_attr(value, "model"),
-            thinking_level=_attr(value, "thinking_level", "thinkingLevel"),
+            context=get_field(value, "context"),
+            model=get_field(value, "model"),
+            thinking_level=get_field(value, "thinking_level"),
         )
     if update.context is not None and not isinstance(update.context, AgentContext):
         update = dataclasses.replace(update, context=_as_context(update.context))
@@ -865,19 +858,15 @@ def _as_turn_update(value: Any) -> AgentLoopTurnUpdate | None:
 def _as_context(value: AgentContext | Mapping[str, Any] | Any) -> AgentContext:
     if isinstance(value, AgentContext):
         return value
-    messages = _attr(value, "messages")
+    messages = get_field(value, "messages")
     return AgentContext(
-        system_prompt=_attr(value, "system_prompt", "systemPrompt") or "",
+        system_prompt=get_field(value, "system_prompt") or "",
         messages=messages if isinstance(messages, list) else list(messages or []),
-        tools=_attr(value, "tools"),
+        tools=get_field(value, "tools"),
     )
 
 
 _CONFIG_FIELDS = {field.name for field in dataclasses.fields(AgentLoopConfig)}
-
-
-def _camel_to_snake(name: str) -> str:
-    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
 
 
 def _as_config(value: AgentLoopConfig | Mapping[str, Any]) -> AgentLoopConfig:
@@ -885,7 +874,7 @@ def _as_config(value: AgentLoopConfig | Mapping[str, Any]) -> AgentLoopConfig:
         return value
     values: dict[str, Any] = {}
     for key, item in value.items():
-        name = key if key in _CONFIG_FIELDS else _camel_to_snake(key)
+        name = key if key in _CONFIG_FIELDS else camel_to_snake(key)
         if name in _CONFIG_FIELDS:
             values[name] = item
     model = values.get("model")

@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..ai._util import MAX_JSON_DEPTH, json_too_deep
+
 __all__ = ["MAX_DEPTH", "JsonError", "format_number", "parse", "stringify"]
 
 
@@ -42,31 +44,15 @@ def _parse_int(text: str) -> int | float:
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_parse_int)
 
 
-MAX_DEPTH = 512
-"""Deepest nesting :func:`parse` accepts. Deeper input is refused: in Pyodide, a few thousand
-levels exhaust the WebAssembly stack and kill the runtime (no catchable RecursionError)."""
-
-_BRACKETS = re.compile(r"[\[\]{}]")
-
-
-def _too_deep(text: str) -> bool:
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return False
-    depth = 0
-    for match in _BRACKETS.finditer(_STRING.sub('""', text)):
-        if match.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        else:
-            depth -= 1
-    return False
+MAX_DEPTH = MAX_JSON_DEPTH
+"""Deepest nesting :func:`parse` accepts: the one limit of every JSON parser in py_agent (see
+``py_agent.ai._util.MAX_JSON_DEPTH`` for why deeper input is refused)."""
 
 
 def parse(text: str) -> Any:
     """``JSON.parse(text)``; raises :class:`JsonError` for anything it would refuse, and for
     nesting deeper than :data:`MAX_DEPTH`."""
-    if _too_deep(text):
+    if json_too_deep(text):
         raise JsonError(f"nested deeper than {MAX_DEPTH} levels")
     try:
         value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))

@@ -70,7 +70,6 @@ class _Translator:
     def __init__(self, flags: int) -> None:
         self.groups: dict[int, int] = {}  # Python group number -> JavaScript group number
         self.count = 0
-        self.global_ignorecase = bool(flags & re.IGNORECASE)
         self.lookbehind = 0
         self.optional = 0  # > 0 inside something that may match without its groups
         self.optional_groups: set[int] = set()

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import Field
 
+from ..ai._interop import get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, PiModel, TextContent, role_of
@@ -169,21 +170,14 @@ def parse_subagent_details(details: Any) -> SubagentDetails | None:
 # Output helpers (pi's getFinalOutput, isFailedResult, getFailureEvidence, truncation, ...)
 
 
-def _get(obj: Any, name: str, camel: str | None = None) -> Any:
-    if isinstance(obj, Mapping):
-        value = obj.get(camel or name)
-        return obj.get(name) if value is None else value
-    return getattr(obj, name, None)
-
-
 def get_final_output(messages: Sequence[Any]) -> str:
     """pi's ``getFinalOutput``: the first text block of the last assistant message that has one
     (``""`` when there is none)."""
     for message in reversed(messages):
         if role_of(message) == "assistant":
-            for part in _get(message, "content") or []:
-                if _get(part, "type") == "text":
-                    return str(_get(part, "text") or "")
+            for part in get_field(message, "content") or []:
+                if get_field(part, "type") == "text":
+                    return str(get_field(part, "text") or "")
     return ""
 
 
@@ -313,9 +307,9 @@ def collect_subagent_usage(messages: Sequence[Any]) -> UsageStats:
     session can add it to its own totals (the parent's assistant messages do not include it)."""
     results: list[SubagentResult] = []
     for message in messages:
-        if role_of(message) != "toolResult" or _get(message, "tool_name", "toolName") != SUBAGENT_TOOL_NAME:
+        if role_of(message) != "toolResult" or get_field(message, "tool_name") != SUBAGENT_TOOL_NAME:
             continue
-        details = parse_subagent_details(_get(message, "details"))
+        details = parse_subagent_details(get_field(message, "details"))
         if details is not None:
             results.extend(details.results)
     return aggregate_usage(results)
@@ -336,12 +330,14 @@ def get_display_items(messages: Sequence[Any]) -> list[DisplayItem]:
     for message in messages:
         if role_of(message) != "assistant":
             continue
-        for part in _get(message, "content") or []:
-            kind = _get(part, "type")
+        for part in get_field(message, "content") or []:
+            kind = get_field(part, "type")
             if kind == "text":
-                items.append(DisplayItem("text", text=str(_get(part, "text") or "")))
+                items.append(DisplayItem("text", text=str(get_field(part, "text") or "")))
             elif kind == "toolCall":
-                items.append(DisplayItem("toolCall", name=str(_get(part, "name") or ""), args=_get(part, "arguments")))
+                items.append(
+                    DisplayItem("toolCall", name=str(get_field(part, "name") or ""), args=get_field(part, "arguments"))
+                )
     return items
 
 
@@ -394,7 +390,7 @@ class ChildAgentSpec:
 
 
 def _tool_name(tool: Any) -> str:
-    name = _get(tool, "name")
+    name = get_field(tool, "name")
     return name if isinstance(name, str) else ""
 
 
@@ -407,7 +403,7 @@ def _first_line(text: str) -> str:
 
 def default_child_system_prompt(tools: Sequence[Any]) -> str:
     """The base of a child's system prompt (the definition's body is appended after it)."""
-    listed = [f"- {_tool_name(tool)}: {_first_line(str(_get(tool, 'description') or ''))}" for tool in tools]
+    listed = [f"- {_tool_name(tool)}: {_first_line(str(get_field(tool, 'description') or ''))}" for tool in tools]
     return "\n".join(
         [
             "You are a subagent inside py-agent, an AI agent running in a web page. Another agent "
@@ -744,9 +740,9 @@ class SubagentTool(AgentTool):
                 report(result)
 
         def on_event(event: Any) -> None:
-            if _get(event, "type") != "message_end":
+            if get_field(event, "type") != "message_end":
                 return
-            message = _get(event, "message")
+            message = get_field(event, "message")
             role = role_of(message)
             if role not in ("user", "assistant", "toolResult"):
                 return
@@ -959,17 +955,17 @@ class SubagentTool(AgentTool):
 def _add_usage(result: SubagentResult, message: Any) -> None:
     usage = result.usage
     usage.turns += 1
-    message_usage = _get(message, "usage")
+    message_usage = get_field(message, "usage")
     if message_usage is not None:
-        usage.input += int(_get(message_usage, "input") or 0)
-        usage.output += int(_get(message_usage, "output") or 0)
-        usage.cache_read += int(_get(message_usage, "cache_read", "cacheRead") or 0)
-        usage.cache_write += int(_get(message_usage, "cache_write", "cacheWrite") or 0)
-        cost = _get(message_usage, "cost")
-        usage.cost += float(_get(cost, "total") or 0) if cost is not None else 0
-        usage.context_tokens = int(_get(message_usage, "total_tokens", "totalTokens") or 0)
-    result.stop_reason = _get(message, "stop_reason", "stopReason")
-    result.error_message = _get(message, "error_message", "errorMessage")
+        usage.input += int(get_field(message_usage, "input") or 0)
+        usage.output += int(get_field(message_usage, "output") or 0)
+        usage.cache_read += int(get_field(message_usage, "cache_read") or 0)
+        usage.cache_write += int(get_field(message_usage, "cache_write") or 0)
+        cost = get_field(message_usage, "cost")
+        usage.cost += float(get_field(cost, "total") or 0) if cost is not None else 0
+        usage.context_tokens = int(get_field(message_usage, "total_tokens") or 0)
+    result.stop_reason = get_field(message, "stop_reason")
+    result.error_message = get_field(message, "error_message")
 
 
 def _clamp_thinking(model: Model, level: ThinkingLevel) -> ThinkingLevel:

@@ -117,10 +117,6 @@ class WorkspaceFile:
         """Size in bytes (text counted as UTF-8)."""
         return len(self.data) if isinstance(self.data, bytes) else len(self.data.encode("utf-8", "surrogatepass"))
 
-    @property
-    def is_text(self) -> bool:
-        return self.text() is not None
-
     def text(self) -> str | None:
         """The content as text, or ``None`` for binary data (not UTF-8, or with NUL bytes)."""
         if isinstance(self.data, str):

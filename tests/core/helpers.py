@@ -1,4 +1,4 @@
-"""Fixtures of the conformance suite (spec §2.5), as plain functions and classes.
+"""Fixtures of the conformance suite, as plain functions and classes.
 
 No pytest fixtures: the same test modules also run inside Pyodide under a minimal runner.
 """
@@ -275,7 +275,7 @@ def _bare(model: Any, stop_reason: str, error_message: str) -> AssistantMessage:
 
 
 class ScriptedStream:
-    """Scripted stream function (spec §2.5).
+    """Scripted stream function: replays scripted assistant messages through the real event protocol.
 
     Responses are ``AssistantMessage``s or callables ``(model, context, options, call_index)``
     returning one (or an awaitable of one). Done-only mode (default) yields once then pushes the

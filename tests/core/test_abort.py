@@ -1,4 +1,4 @@
-"""§5.6 Abort (S69 to S73)."""
+"""Abort (test_s69 to test_s73)."""
 
 import asyncio
 

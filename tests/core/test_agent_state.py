@@ -1,4 +1,4 @@
-"""§5.1 Agent construction, state, subscription and queues (S01 to S08)."""
+"""Agent construction, state, subscription and queues (test_s01 to test_s08)."""
 
 import asyncio
 from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""§5.3 Lifecycle, listeners, failures (S19 to S29) and the port's decisions 2, 5 and 7."""
+"""Lifecycle, listeners, failures (test_s19 to test_s29) and docs/port-decisions.md #2, #5 and #7."""
 
 import asyncio
 
@@ -347,7 +347,7 @@ async def test_s29_error_message_persists_after_run_until_next_run():
 
 
 async def test_decision5_stream_ends_without_terminal_event_or_result():
-    """A stream that ends without done/error and without a result must not hang (decision 5)."""
+    """A stream that ends without done/error and without a result must not hang (docs/port-decisions.md #5)."""
 
     def stream_fn(model, context, options):
         stream = AssistantMessageEventStream()
@@ -498,7 +498,7 @@ async def test_listener_raising_on_tool_execution_end_fails_the_run():
 async def test_parallel_listener_failure_fails_the_run_at_once():
     """A listener raising inside a parallel job fails the run at once (pi's Promise.all rejects);
     the sibling job is not cancelled, keeps running, and its late events reach no listener.
-    (§9 Q9 is not among the port's decisions, so pi 0.79.10 decides.)"""
+    (No port decision covers this, so pi 0.79.10 decides: docs/port-decisions.md.)"""
     from helpers import asst_tools, call, simple_tool
 
     from py_agent.ai.types import TextContent

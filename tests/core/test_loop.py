@@ -1,4 +1,4 @@
-"""§5.7 The low-level loop (S74 to S86) and the agent-level prepareNextTurn."""
+"""The low-level loop (test_s74 to test_s86) and the agent-level prepareNextTurn."""
 
 import asyncio
 

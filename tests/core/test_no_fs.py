@@ -39,11 +39,17 @@ async def test_tool_using_conversation_without_file_access() -> None:
         faux.set_responses(
             [
                 faux_assistant_message(
-                    [faux_thinking("I should save a note."), faux_tool_call("write", {"path": "a.txt", "content": "hi"}, id="w1")],
+                    [
+                        faux_thinking("I should save a note."),
+                        faux_tool_call("write", {"path": "a.txt", "content": "hi"}, id="w1"),
+                    ],
                     stop_reason="toolUse",
                 ),
                 faux_assistant_message(
-                    [faux_tool_call("read", {"path": "a.txt"}, id="r1"), faux_tool_call("read", {"path": "missing"}, id="r2")],
+                    [
+                        faux_tool_call("read", {"path": "a.txt"}, id="r1"),
+                        faux_tool_call("read", {"path": "missing"}, id="r2"),
+                    ],
                     stop_reason="toolUse",
                 ),
                 faux_assistant_message([faux_text("The note says hi.")]),

@@ -1,4 +1,4 @@
-"""The event stream and abort primitives (spec §2.2, Appendix B)."""
+"""The event stream and abort primitives (docs/port-decisions.md #9)."""
 
 import asyncio
 

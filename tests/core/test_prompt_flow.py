@@ -1,4 +1,4 @@
-"""§5.2 Prompt flow, hooks on the LLM path, reducer (S09 to S18)."""
+"""Prompt flow, hooks on the LLM path, reducer (test_s09 to test_s18)."""
 
 import pytest
 from helpers import (

@@ -1,4 +1,4 @@
-"""§5.5 Steering and follow-up (S57 to S68)."""
+"""Steering and follow-up (test_s57 to test_s68)."""
 
 import pytest
 from helpers import (

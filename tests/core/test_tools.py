@@ -1,4 +1,4 @@
-"""§5.4 Tools (S30 to S56), with decision 4 (tool calls of a ``length`` reply are not executed)."""
+"""Tools (test_s30 to test_s56), with docs/port-decisions.md #4 (tool calls of a ``length`` reply are not executed)."""
 
 import asyncio
 

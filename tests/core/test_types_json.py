@@ -1,4 +1,4 @@
-"""JSON round trips (decision 8): ``model_dump()`` is pi's camelCase JSON, unset optional fields are
+"""JSON round trips (docs/port-decisions.md #8): ``model_dump()`` is pi's camelCase JSON, unset optional fields are
 absent, ``model_validate`` accepts pi JSON, agent events dump like pi's. The reference events were
 produced by pi-agent-core 0.79.10 + pi-ai's faux provider in Node (timestamps and the random faux
 api id normalized)."""
@@ -489,10 +489,23 @@ def test_shallow_copies_do_not_share_extra_attributes() -> None:
     from py_agent.ai.types import AssistantMessage, shallow_copy
 
     original = AssistantMessage.model_validate(
-        {"role": "assistant", "content": [], "api": "x", "provider": "p", "model": "m", "stopReason": "stop",
-         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-                   "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-         "timestamp": 0}
+        {
+            "role": "assistant",
+            "content": [],
+            "api": "x",
+            "provider": "p",
+            "model": "m",
+            "stopReason": "stop",
+            "usage": {
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "timestamp": 0,
+        }
     )
     copy = shallow_copy(original)
     copy.note = "only on the copy"  # extra=allow: kept as an extra attribute

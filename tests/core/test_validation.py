@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (reference strings are kept verbatim on one line)
-"""Tool-argument validation (decision 6): pydantic-model tools receive the model instance; JSON Schema
+"""Tool-argument validation (docs/port-decisions.md #6): pydantic-model tools receive the model instance; JSON Schema
 tools get pi's coercion and error text. REFERENCE_CASES were produced by pi-ai 0.79.10's
 ``validateToolArguments`` in Node on the same schemas and arguments."""
 

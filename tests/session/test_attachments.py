@@ -7,10 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import pathlib
-import sys
 from typing import Any
 
-import pytest
 from session_helpers import assistant, build_sample, context_json, new_session, user
 
 from py_agent.session import (
@@ -211,7 +209,6 @@ async def test_restore_writes_what_fits_and_reports_the_rest() -> None:
     assert len(problems) == 1 and "b.txt" in problems[0] and "limit" in problems[0]
 
 
-@pytest.mark.skipif(sys.platform == "emscripten", reason="runs Node.js in a subprocess")
 async def test_pi_reads_an_export_with_a_workspace(reference_install: pathlib.Path) -> None:
     from test_pi_reference import pi_reads
 

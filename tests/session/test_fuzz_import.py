@@ -13,15 +13,13 @@ import itertools
 import json
 from typing import Any
 
-import pytest
+# Imported, not importorskip'ed: CI must never skip these (hypothesis is in the test extras).
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from session_helpers import Clock, context_json
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from session_helpers import Clock, context_json  # noqa: E402
-
-from py_agent.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserMessage  # noqa: E402
-from py_agent.session import (  # noqa: E402
+from py_agent.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserMessage
+from py_agent.session import (
     KNOWN_ENTRY_TYPES,
     Session,
     UnknownEntry,

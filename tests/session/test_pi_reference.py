@@ -2,8 +2,8 @@
 buildSessionContext (tests/reference/node_modules, run with Node.js) open the files this module
 writes and see the same leaf, name, labels and context at every entry.
 
-CPython only, and skipped when Node.js or tests/reference/node_modules is missing
-(``npm ci --prefix tests/reference``).
+CPython only (the Pyodide runner does not run tests/session). The shared ``reference_install`` fixture installs
+tests/reference/node_modules (``npm ci``) and fails, never skips, when Node.js is missing.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import pathlib
 import subprocess
-import sys
 import tempfile
 from typing import Any
 
@@ -23,10 +22,6 @@ from py_agent.session import Session, export_jsonl, import_jsonl
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = HERE / "pi_reference_check.mjs"
 HARNESS = HERE.parent / "reference" / "node_modules" / "@earendil-works" / "pi-agent-core" / "dist" / "harness"
-
-# Needs Node.js and pi's packages in tests/reference (installed by the shared `reference_install`
-# fixture, which fails rather than skips when Node is missing). Not for the Pyodide runner.
-pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="runs Node.js in a subprocess")
 
 
 @pytest.fixture(autouse=True)

@@ -121,6 +121,19 @@ async def test_read_missing_directory_binary_and_image() -> None:
     assert base64.b64decode(image.data) == png
 
 
+async def test_read_omits_an_image_above_the_inline_limit() -> None:
+    """pi resizes large images; the page cannot, so it sends none (docs/deviations.md T3)."""
+    from py_agent.tools.files import MAX_INLINE_IMAGE_BYTES
+
+    big = b"\x89PNG\r\n\x1a\n" + b"\x00" * MAX_INLINE_IMAGE_BYTES
+    _, tools = await setup({"big.png": big})
+    result = await run(tools["read"], path="big.png")
+    assert [block.type for block in result.content] == ["text"]
+    assert text(result) == (
+        "Read image file [image/png]\n[Image omitted: it is larger than the inline image size limit.]"
+    )
+
+
 # ---- write
 
 

@@ -6,8 +6,9 @@ import ast
 import pathlib
 import sys
 
-TOOLS = pathlib.Path(__file__).resolve().parents[2] / "py_agent" / "tools"
-MODULES = ["subagent.py", "subagent_definitions.py", "subagent_plugin.py"]
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "py_agent"
+TOOLS = PACKAGE / "tools"
+MODULES = ["tools/subagent.py", "tools/subagent_definitions.py", "app/subagent_plugin.py"]
 FORBIDDEN = {"os", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "glob", "js", "pyodide", "httpx"}
 THIRD_PARTY = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types"}
 
@@ -24,7 +25,7 @@ def _imports(path: pathlib.Path) -> set[str]:
 
 def test_subagent_modules_import_only_stdlib_pydantic_and_py_agent() -> None:
     for name in MODULES:
-        imports = _imports(TOOLS / name)
+        imports = _imports(PACKAGE / name)
         assert not imports & FORBIDDEN, (name, imports & FORBIDDEN)
         for module in imports:
             assert module in sys.stdlib_module_names or module in THIRD_PARTY or module == "__future__", (name, module)
