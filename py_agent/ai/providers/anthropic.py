@@ -1,4 +1,4 @@
-"""Anthropic Messages (``anthropic-messages``, spec §3.3 with pi 0.79.10's request changes).
+"""Anthropic Messages (``anthropic-messages``), with pi 0.79.10's request changes.
 
 Browser calls work because every request carries ``anthropic-dangerous-direct-browser-access:
 true``; the key travels in ``x-api-key``.

@@ -86,8 +86,9 @@ class WireApi:
     """How the custom-provider form offers this API; ``None``: only built-in providers use it."""
 
     @property
-    def mock_route(self) -> str:
-        """The path suffix the mock server (``py_agent/testing/mock_server.py``) answers for it."""
+    def route(self) -> str:
+        """:attr:`request_path` without its query: the path suffix the mock server
+        (``py_agent/testing/mock_server.py``) answers for this API."""
         return self.request_path.split("?", 1)[0]
 
     @property

@@ -1,4 +1,4 @@
-"""Google Generative AI / Gemini (``google-generative-ai``, spec §3.4 with D2, D3, D12).
+"""Google Generative AI / Gemini (``google-generative-ai``), mapped as pi 0.79.10 does.
 
 The key travels in the ``x-goog-api-key`` header, never in the URL.
 """
@@ -303,7 +303,7 @@ class GoogleAdapter:
         asm = call.asm
         signature = part.get("thoughtSignature") if isinstance(part.get("thoughtSignature"), str) else None
         text = part.get("text")
-        if isinstance(text, str) and (text or signature):  # D12: an empty unsigned part opens nothing
+        if isinstance(text, str) and (text or signature):  # an empty unsigned part opens no block
             current = asm.current
             if part.get("thought") is True:
                 if not isinstance(current, ThinkingContent):

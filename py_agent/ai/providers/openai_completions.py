@@ -1,8 +1,8 @@
-"""OpenAI Chat Completions (``openai-completions``) and the OpenAI-compatible servers (spec §3.1).
+"""OpenAI Chat Completions (``openai-completions``) and the OpenAI-compatible servers.
 
 One mapping serves OpenAI, OpenRouter, Groq, Mistral's compatible endpoint, DeepSeek, xAI,
 Cerebras, Ollama, LM Studio, llama.cpp and vLLM; their differences are compat flags, detected
-from the provider name or base URL and overridden by ``model.compat`` (§3.1.5).
+from the provider name or base URL and overridden by ``model.compat`` (:func:`get_compat`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _ID_SANITIZE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def detect_compat(model: Model) -> dict[str, Any]:
-    """Flags detected from the provider name or base URL (spec §3.1.5, plus pi 0.79.10's additions)."""
+    """Flags detected from the provider name or base URL (as pi 0.79.10 detects them)."""
     provider = model.provider
     base = model.base_url
     is_zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in base or "open.bigmodel.cn" in base
@@ -515,7 +515,7 @@ class OpenAICompletionsAdapter(OpenAIRequestBuilder):
             if not isinstance(delta, dict):
                 continue
             content = delta.get("content")
-            if isinstance(content, list):  # D17
+            if isinstance(content, list):  # some servers stream content as a list of text parts
                 content = "".join(
                     part.get("text", "")
                     for part in content

@@ -1,4 +1,4 @@
-"""OpenAI Responses (``openai-responses``, spec §3.2 with pi 0.79.10's changes, D1, D5, D11, D19).
+"""OpenAI Responses (``openai-responses``), with pi 0.79.10's changes.
 
 Requests set ``store: false``, so reasoning is replayed from the encrypted reasoning item kept as
 the thinking block's signature.
@@ -272,7 +272,7 @@ class OpenAIResponsesAdapter(OpenAIRequestBuilder):
             elif kind == "response.reasoning_summary_part.added":
                 if item is not None and item["type"] == "reasoning" and index is not None:
                     if item["parts"] > 0:
-                        asm.thinking_delta("\n\n", index)  # D11: the separator comes with the next part
+                        asm.thinking_delta("\n\n", index)  # the separator comes with the next part, not after the last
                     item["parts"] += 1
             elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 if item is not None and item["type"] == "reasoning" and index is not None:
@@ -287,7 +287,7 @@ class OpenAIResponsesAdapter(OpenAIRequestBuilder):
             elif kind in ("response.output_text.delta", "response.refusal.delta"):
                 if item is not None and item["type"] == "message" and index is not None:
                     if not item["parts"]:
-                        item["parts"].append("output_text")  # D19: an implicit part
+                        item["parts"].append("output_text")  # a delta without content_part.added opens an implicit part
                     asm.text_delta(str(event.get("delta") or ""), index)
             elif kind == "response.function_call_arguments.delta":
                 if item is not None and item["type"] == "function_call" and index is not None:

@@ -2,7 +2,7 @@
 
 The provider registry loads ``module.stream_function`` on a model's first request; the catalogue
 labels models by API; custom providers take their base-URL shape, model discovery and form entry
-from here; the mock server routes requests by :attr:`WireApi.mock_route`. Adding a wire API means
+from here; the mock server routes requests by :attr:`WireApi.route`. Adding a wire API means
 a provider module, an entry here and its tests (``docs/providers.md``).
 """
 
