@@ -35,11 +35,15 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from . import models as _models
 from ._util import json_too_deep
 from .abort import AbortSignal
+from .providers.descriptor import CUSTOM_FORM_FIELDS, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS, WireApi
+from .providers.descriptor import dig as _dig
+from .providers.descriptor import first_number as _first_number
+from .providers.descriptor import json_number as _number
+from .providers.wire_apis import OPENAI_COMPLETIONS, custom_wire_apis, wire_api
 from .transport import HttpRequest, HttpTransport, TransportError, get_default_transport
 from .types import Model, ModelCost, PiModel
 
 CustomProviderKind: TypeAlias = Literal["ollama", "lmstudio", "llama.cpp", "vllm", "openai-compatible"]
-CustomProviderApi: TypeAlias = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 
 LOCAL_SERVER_KINDS: tuple[CustomProviderKind, ...] = ("ollama", "lmstudio", "llama.cpp", "vllm")
 """Server kinds with model discovery and no API key by default (pi web-ui's auto-discovery types)."""
@@ -76,23 +80,21 @@ KIND_COMPAT: dict[str, dict[str, Any]] = {
     "lmstudio": LOCAL_SERVER_COMPAT,
     "llama.cpp": LOCAL_SERVER_COMPAT,
     "vllm": LOCAL_SERVER_COMPAT,
-    # Anything else: the Chat Completions provider detects flags from the base URL (spec §3.1.5);
+    # Anything else: the Chat Completions provider detects flags from the base URL
+    # (``detect_compat`` in py_agent/ai/providers/openai_completions.py);
     # the provider's and the models' own ``compat`` override them.
     "openai-compatible": {},
 }
 
-# Defaults for models whose server does not say (pi coding-agent's custom-model defaults).
-DEFAULT_CONTEXT_WINDOW = 128000
-DEFAULT_MAX_TOKENS = 16384
 # What pi's web-ui assumes for a local server that does not report its context size.
 LOCAL_DEFAULT_CONTEXT_WINDOW = 8192
 LOCAL_DEFAULT_MAX_TOKENS = 4096
 
+# Endpoint paths people paste with the base URL. The wire APIs' own come first: "/chat/completions"
+# must go before "/completions" gets a chance to leave "/chat" behind.
 _ENDPOINT_SUFFIXES = (
-    "/chat/completions",
+    *(api.route.removeprefix("" if api.version_in_base_url else api.version_path) for api in custom_wire_apis()),
     "/completions",
-    "/responses",
-    "/messages",
     "/models",
     "/api/tags",
     "/api/show",
@@ -147,6 +149,13 @@ def _split(url: str) -> tuple[str, str, str]:
     return parts.scheme.lower(), parts.netloc, path
 
 
+def _wire_api(api: str) -> WireApi:
+    descriptor = wire_api(api)
+    if descriptor is None:
+        raise ValueError(f"Unknown wire API: {api!r}")
+    return descriptor
+
+
 def server_url(base_url: str, kind: str = "openai-compatible", api: str = "openai-completions") -> str:
     """The URL discovery starts from.
 
@@ -161,9 +170,11 @@ def server_url(base_url: str, kind: str = "openai-compatible", api: str = "opena
                 path = path[: -len(prefix)].rstrip("/")
                 break
         return f"{scheme}://{netloc}{path}"
-    if api == "anthropic-messages":
-        if path.lower().endswith("/v1"):
-            path = path[:-3].rstrip("/")
+    descriptor = _wire_api(api)
+    if not descriptor.version_in_base_url:
+        version = descriptor.version_path
+        if path.lower().endswith(version.lower()):
+            path = path[: -len(version)].rstrip("/")
         return f"{scheme}://{netloc}{path}"
     return api_base_url(base_url, kind, api)
 
@@ -177,11 +188,12 @@ def api_base_url(base_url: str, kind: str = "openai-compatible", api: str = "ope
     Anthropic-compatible: without ``/v1`` (the provider appends ``/v1/messages``).
     """
     if kind in LOCAL_SERVER_KINDS:
-        return server_url(base_url, kind, api) + "/v1"
-    if api == "anthropic-messages":
+        return server_url(base_url, kind, api) + OPENAI_COMPLETIONS.version_path
+    descriptor = _wire_api(api)
+    if not descriptor.version_in_base_url:
         return server_url(base_url, kind, api)
     scheme, netloc, path = _split(base_url)
-    return f"{scheme}://{netloc}{path or '/v1'}"
+    return f"{scheme}://{netloc}{path or descriptor.version_path}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,7 +240,8 @@ class CustomProvider(PiModel):
     name: str
     base_url: str
     kind: CustomProviderKind = "openai-compatible"
-    api: CustomProviderApi = "openai-completions"
+    api: str = "openai-completions"
+    """A wire API of :func:`~py_agent.ai.providers.wire_apis.custom_wire_apis`."""
     api_key: str | None = None
     requires_api_key: bool | None = None
     headers: dict[str, str] | None = None
@@ -255,6 +268,14 @@ class CustomProvider(PiModel):
         value = value.strip()
         if not value:
             raise ValueError("A custom provider needs a name")
+        return value
+
+    @field_validator("api")
+    @classmethod
+    def _check_wire_api(cls, value: str) -> str:
+        allowed = [api.id for api in custom_wire_apis()]
+        if value not in allowed:
+            raise ValueError(f"A custom provider uses one of the APIs {', '.join(allowed)}, not {value!r}")
         return value
 
     @field_validator("base_url")
@@ -457,36 +478,6 @@ def _error_detail(text: str) -> str:
 # Discovery
 
 
-def _number(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float) and value > 0:
-        return int(value)
-    if isinstance(value, str):
-        try:
-            number = int(float(value.strip()))
-        except ValueError:
-            return None
-        return number if number > 0 else None
-    return None
-
-
-def _first_number(*values: Any) -> int | None:
-    for value in values:
-        number = _number(value)
-        if number is not None:
-            return number
-    return None
-
-
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
 class _Discovery:
     def __init__(self, provider: CustomProvider, transport: HttpTransport, signal: AbortSignal | None) -> None:
         self.provider = provider
@@ -509,12 +500,7 @@ class _Discovery:
         return f"Check that {self.label} is what runs at {self.provider.server_url}."
 
     def auth_headers(self) -> dict[str, str]:
-        key = self.provider.api_key
-        if not key:
-            return {}
-        if self.provider.api == "anthropic-messages":
-            return {"x-api-key": key}
-        return {"Authorization": f"Bearer {key}"}
+        return _wire_api(self.provider.api).key_headers(self.provider.api_key)
 
     async def request_json(self, url: str, *, body: Any = None, headers: Mapping[str, str] | None = None) -> Any:
         # A GET with no extra headers is a "simple" request: no CORS preflight.
@@ -754,54 +740,21 @@ class _Discovery:
             )
         return models
 
-    async def openai_compatible(self) -> list[Model]:
-        if self.provider.api == "anthropic-messages":
-            return await self.anthropic()
-        url = f"{self.provider.api_base_url}/models"
+    async def by_wire_api(self) -> list[Model]:
+        """A remote server, through the model list of its wire API (``WireApi.discovery``)."""
+        descriptor = _wire_api(self.provider.api)
+        discovery = descriptor.discovery
+        if discovery is None:
+            raise self.fail(
+                f"the {descriptor.label} API has no model list: enter the model ids by hand", self.provider.base_url
+            )
+        url = f"{self.provider.api_base_url}{discovery.path}"
         models = []
-        for entry in self.model_list(await self.request_json(url), url):
-            context = (
-                _first_number(
-                    entry.get("context_length"),
-                    entry.get("context_window"),
-                    entry.get("max_context_length"),
-                    entry.get("max_model_len"),
-                    entry.get("max_input_tokens"),
-                    _dig(entry, "top_provider", "context_length"),
-                    _dig(entry, "meta", "n_ctx_train"),
-                )
-                or DEFAULT_CONTEXT_WINDOW
-            )
-            max_tokens = _first_number(
-                entry.get("max_completion_tokens"),
-                entry.get("max_output_tokens"),
-                _dig(entry, "top_provider", "max_completion_tokens"),
-            )
-            name = entry.get("name") or entry.get("display_name")
+        for entry in self.model_list(await self.request_json(url, headers=dict(discovery.headers)), url):
+            facts = discovery.read_entry(entry)
             models.append(
                 self.provider.make_model(
-                    entry["id"],
-                    name=name if isinstance(name, str) else None,
-                    context_window=context,
-                    max_tokens=min(max_tokens or DEFAULT_MAX_TOKENS, context),
-                )
-            )
-        return models
-
-    async def anthropic(self) -> list[Model]:
-        url = f"{self.provider.server_url}/v1/models?limit=1000"
-        headers = {"anthropic-version": "2023-06-01", "anthropic-dangerous-direct-browser-access": "true"}
-        data = await self.request_json(url, headers=headers)
-        models = []
-        for entry in self.model_list(data, url):
-            name = entry.get("display_name")
-            context = _number(entry.get("max_input_tokens")) or 200000
-            models.append(
-                self.provider.make_model(
-                    entry["id"],
-                    name=name if isinstance(name, str) else None,
-                    context_window=context,
-                    max_tokens=_number(entry.get("max_tokens")) or min(context, 32000),
+                    entry["id"], name=facts.name, context_window=facts.context_window, max_tokens=facts.max_tokens
                 )
             )
         return models
@@ -817,7 +770,8 @@ async def discover_models(
     Ollama: ``GET /api/tags`` and ``POST /api/show`` per model (models without tool calling are
     left out). LM Studio: ``GET /api/v0/models``, or ``GET /v1/models`` on older servers.
     llama.cpp: ``GET /v1/models`` and ``GET /props``. vLLM and OpenAI-compatible servers:
-    ``GET {api base}/models``; Anthropic-compatible: ``GET /v1/models``.
+    ``GET {api base}/models``; other remote servers: their wire API's model list
+    (``WireApi.discovery`` in py_agent/ai/providers/wire_apis.py).
 
     Models the provider configures by hand (``models``) override what the server reports for the
     same id. Raises :class:`DiscoveryError` with a readable message (including how to fix CORS in a
@@ -833,9 +787,49 @@ async def discover_models(
     elif provider.kind == "vllm":
         models = await discovery.vllm()
     else:
-        models = await discovery.openai_compatible()
+        models = await discovery.by_wire_api()
     specs = {spec.id: spec for spec in provider.models}
     return [provider.model_from_spec(specs[m.id], m) if m.id in specs else m for m in models]
+
+
+# ---------------------------------------------------------------------------------------------
+# The custom-provider form
+
+
+def custom_provider_types() -> list[dict[str, Any]]:
+    """The server types the custom-provider form offers (``web/ui/settings.js`` draws it from this):
+    the local servers, then one entry per wire API with a form entry in ``WIRE_APIS``.
+
+    Each: ``value`` (the option), ``label``, ``kind`` and ``api`` (what a saved provider gets),
+    ``defaultBaseUrl`` (filled in when chosen; ``""``: none), ``placeholder`` and ``fields`` (the
+    form fields shown)."""
+    types: list[dict[str, Any]] = [
+        {
+            "value": kind,
+            "label": KIND_LABELS[kind],
+            "kind": kind,
+            "api": OPENAI_COMPLETIONS.id,
+            "defaultBaseUrl": DEFAULT_BASE_URLS[kind],
+            "placeholder": DEFAULT_BASE_URLS[kind],
+            "fields": list(CUSTOM_FORM_FIELDS),
+        }
+        for kind in LOCAL_SERVER_KINDS
+    ]
+    for api in custom_wire_apis():
+        form = api.custom_form
+        assert form is not None
+        types.append(
+            {
+                "value": form.value,
+                "label": form.label,
+                "kind": "openai-compatible",
+                "api": api.id,
+                "defaultBaseUrl": "",
+                "placeholder": form.placeholder,
+                "fields": list(form.fields),
+            }
+        )
+    return types
 
 
 # ---------------------------------------------------------------------------------------------

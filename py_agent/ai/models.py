@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias
 
+from .providers.wire_apis import WIRE_APIS
 from .types import Model, Usage, UsageCost
 
 ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -24,13 +25,8 @@ ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high
 THINKING_LEVELS: tuple[ModelThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 """Every level, weakest first (pi's ``EXTENDED_THINKING_LEVELS``)."""
 
-KNOWN_APIS: tuple[str, ...] = (
-    "openai-completions",
-    "openai-responses",
-    "anthropic-messages",
-    "google-generative-ai",
-)
-"""The wire APIs py-agent implements; every built-in model uses one of them."""
+KNOWN_APIS: tuple[str, ...] = tuple(api.id for api in WIRE_APIS)
+"""The wire APIs py-agent implements (``WIRE_APIS``); every built-in model uses one of them."""
 
 REQUIRES_API_KEY_FIELD = "requiresApiKey"
 """Extra ``Model`` field: ``False`` marks a model that is called without an API key (local servers)."""

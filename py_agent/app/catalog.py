@@ -19,6 +19,7 @@ from ..ai.models import (
     get_supported_thinking_levels,
     model_requires_api_key,
 )
+from ..ai.providers.wire_apis import wire_api
 from ..ai.types import Model
 from .demo import DEMO_PROVIDER
 
@@ -26,6 +27,7 @@ __all__ = [
     "PROVIDER_INFO",
     "ProviderInfo",
     "all_models",
+    "api_label",
     "default_model_for",
     "model_summary",
     "provider_info",
@@ -72,6 +74,12 @@ def provider_info(provider: str) -> ProviderInfo:
 
 def provider_label(provider: str) -> str:
     return provider_info(provider).label
+
+
+def api_label(api: str) -> str:
+    """The human name of a wire API (``WIRE_APIS``); other APIs (the demo's) by their id."""
+    descriptor = wire_api(api)
+    return descriptor.label if descriptor is not None else api
 
 
 def default_model_for(provider: str) -> Model | None:
@@ -163,6 +171,7 @@ def model_summary(model: Model, *, has_key: bool) -> dict[str, Any]:
         "id": model.id,
         "name": model.name or model.id,
         "api": model.api,
+        "apiLabel": api_label(model.api),
         "reasoning": model.reasoning,
         "vision": "image" in model.input,
         "contextWindow": model.context_window,

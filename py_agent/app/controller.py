@@ -29,6 +29,7 @@ from ..ai.custom import (
     CustomProvider,
     DiscoveryError,
     cors_help,
+    custom_provider_types,
     discover_models,
     get_custom_provider,
     get_custom_providers,
@@ -668,7 +669,8 @@ class WebApp:
                     "manualModels": [spec.id for spec in p.models],
                 }
                 for p in get_custom_providers()
-            ]
+            ],
+            "serverTypes": custom_provider_types(),  # the form's choices (WIRE_APIS)
         }
 
     def _provider_from_args(self, provider: dict[str, Any]) -> CustomProvider:

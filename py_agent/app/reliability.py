@@ -2,7 +2,7 @@
 the user is told meanwhile, and the stall (idle) timeout setting.
 
 - Retries: the library retries connection errors, 408/409/429 and 5xx before any body byte
-  (``py_agent.ai.providers._common.send_with_retries``). The app allows :data:`MAX_RETRIES`
+  (``py_agent.ai.providers.retry.send_with_retries``). The app allows :data:`MAX_RETRIES`
   retries and waits at most :data:`MAX_RETRY_DELAY_MS` for a server-requested delay (a longer
   ``Retry-After`` fails at once, with that reason); each retry is shown in the page as it happens
   (the ``retry`` event, see ``web/ui/reliability.js``).

@@ -1,7 +1,8 @@
-"""A mock LLM provider server for tests and manual/browser use (standard library only).
+"""A mock LLM provider server for tests and manual/browser use (standard library, plus the list of
+wire APIs in ``py_agent/ai/providers/wire_apis.py``).
 
-It listens on 127.0.0.1 (a random port by default) and speaks the streaming formats of the four
-wire APIs:
+It listens on 127.0.0.1 (a random port by default) and speaks the streaming formats of the wire
+APIs of ``WIRE_APIS``, each at its descriptor's route (``WireApi.route``), e.g.:
 
 * ``POST /v1/chat/completions``                       OpenAI Chat Completions (``openai-completions``)
 * ``POST /v1/responses``                              OpenAI Responses (``openai-responses``)
@@ -48,6 +49,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import select
 import socket
 import threading
@@ -57,13 +59,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..ai.providers.descriptor import WireApi
+from ..ai.providers.wire_apis import WIRE_APIS, wire_api
+
 __all__ = ["MockProviderServer", "main"]
 
-API_PATHS = {
-    "openai-completions": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "anthropic-messages": "/v1/messages",
-}
+
+def _route_pattern(api: WireApi) -> re.Pattern[str]:
+    """The end of a request path for ``api``, with or without the version segment; ``{model}`` is captured."""
+    route = api.route.removeprefix(api.version_path)
+    before, model, after = route.partition("{model}")
+    return re.compile(re.escape(before) + ("(?P<model>[^/]+)" if model else "") + re.escape(after) + "$")
+
+
+_ROUTES = [(api.id, _route_pattern(api)) for api in WIRE_APIS]
 
 _STATUS_TEXT = {
     400: "Bad Request",
@@ -550,12 +559,10 @@ class _State:
 
 def _api_for(path: str) -> tuple[str | None, str]:
     route = path.split("?", 1)[0]
-    for api, api_path in API_PATHS.items():
-        if route.endswith(api_path) or route.endswith(api_path.removeprefix("/v1")):
-            return api, ""
-    if ":streamGenerateContent" in route:
-        model = route.rsplit("/", 1)[-1].split(":", 1)[0]
-        return "google-generative-ai", model
+    for api, pattern in _ROUTES:
+        match = pattern.search(route)
+        if match:
+            return api, match.groupdict().get("model") or ""
     return None, ""
 
 
@@ -817,11 +824,10 @@ class MockProviderServer:
 
     def base_url(self, api: str) -> str:
         """The ``base_url`` a model of ``api`` uses to reach this server."""
-        if api == "anthropic-messages":
-            return self.url
-        if api == "google-generative-ai":
-            return f"{self.url}/v1beta"
-        return f"{self.url}/v1"
+        descriptor = wire_api(api)
+        if descriptor is None:
+            raise ValueError(f"The mock server does not speak {api!r}")
+        return f"{self.url}{descriptor.mock_base_path}"
 
     def start(self) -> MockProviderServer:
         if self._thread is None:

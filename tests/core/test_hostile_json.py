@@ -13,7 +13,7 @@ import pytest
 
 from py_agent.ai._util import MAX_JSON_DEPTH, json_too_deep
 from py_agent.ai.partial_json import parse_streaming_json
-from py_agent.ai.providers._common import ProviderError, parse_json_data, try_json
+from py_agent.ai.providers.errors import ProviderError, parse_json_data, try_json
 
 DEPTHS = [MAX_JSON_DEPTH + 1, 5_000, 20_000, 200_000]
 

@@ -18,7 +18,7 @@ from py_agent.ai import AbortController, AbortError, AbortSignal, Model
 from py_agent.ai.transport import HttpRequest, TransportError
 
 # ---------------------------------------------------------------------------------------------
-# Fixture models (spec §7.0)
+# Fixture models
 
 
 def _model(
@@ -258,7 +258,7 @@ def named(data: Mapping[str, Any]) -> str:
 
 
 def describe(event: Any) -> str:
-    """The spec's event notation (§7.0), e.g. ``text_delta 0 "Hel"``."""
+    """An event in the vectors' notation, e.g. ``text_delta 0 "Hel"``."""
     kind = event.type
     if kind == "start":
         return "start"
@@ -340,7 +340,7 @@ def cost_ok(message: Any, *parts: float) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Request-body fixtures (spec §7.1)
+# Request-body fixtures
 
 IMG = "data:image/png;base64,iVBORw0KGgo="
 READ = {"type": "object", "properties": {"path": {"type": "string", "description": "Path"}}, "required": ["path"]}

@@ -1,5 +1,5 @@
-# ruff: noqa: E501  (the spec's literal vectors)
-"""Spec §7.5 (Anthropic stream vectors) and §7.1 Q8-Q10 (request bodies, with pi 0.79.10's
+# ruff: noqa: E501  (literal vectors)
+"""Anthropic stream vectors and request bodies (with pi 0.79.10's
 request changes: beta header only ``interleaved-thinking``, ``eager_input_streaming`` per tool,
 ``thinking.display: "summarized"``, ``{type: "disabled"}`` when no level is asked, ``max_tokens``
 from the model when no cap is given, adaptive thinking chosen by ``compat.forceAdaptiveThinking``)."""

@@ -1,5 +1,5 @@
-# ruff: noqa: E501  (the spec's literal vectors)
-"""Spec §7.1 (Chat request bodies), §7.2 (Chat stream vectors) and §7.3 (HTTP errors and retries),
+# ruff: noqa: E501  (literal vectors)
+"""Chat Completions request bodies, stream vectors, and HTTP errors and retries,
 through the real decoder and a fake in-memory transport that re-splits every byte stream.
 
 Deviations pinned here (see the report): usage ``output`` is ``completion_tokens`` alone (pi 0.79.10
@@ -409,7 +409,7 @@ async def test_c22_signal_already_aborted() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.3 HTTP errors and retries
+# HTTP errors and retries
 
 JSON = {"content-type": "application/json"}
 
@@ -514,7 +514,7 @@ async def test_keyless_model_sends_no_authorization() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.1 request bodies
+# Request bodies
 
 
 async def test_q1_chat_same_model() -> None:

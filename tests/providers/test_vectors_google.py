@@ -1,5 +1,5 @@
-# ruff: noqa: E501  (the spec's literal vectors)
-"""Spec §7.6 (Gemini stream vectors, with D2, D3, D12) and §7.1 Q11-Q12 (no ``maxOutputTokens``
+# ruff: noqa: E501  (literal vectors)
+"""Gemini stream vectors and request bodies (no ``maxOutputTokens``
 without a cap, pi 0.79.10)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Pure vectors: the SSE decoder split anywhere (§2.3), parseStreamingJson (§7.8),
-transformMessages (§7.7) and the small helpers (§6.3)."""
+"""Pure vectors: the SSE decoder split anywhere, parseStreamingJson, transformMessages and the
+small helpers."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ async def test_aiter_sse() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.8
+# parseStreamingJson
 
 PARTIAL_JSON: list[tuple[str, Any]] = [
     ("", {}),
@@ -132,7 +132,7 @@ PARTIAL_JSON: list[tuple[str, Any]] = [
     ("not json", {}),
     ("{'a':1}", {}),
     ('{"a": 1 "b": 2}', {}),
-    # D22: non-objects become {}
+    # non-objects become {} (tool arguments are always an object)
     ("[1,2", {}),
     ('"str', {}),
     ("42", {}),
@@ -169,7 +169,7 @@ def test_parse_streaming_json_large_string_is_fast() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.3
+# Small helpers
 
 
 def test_short_hash_vectors() -> None:
@@ -186,7 +186,7 @@ def test_sanitize_surrogates() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.7 transformMessages (target F-ANT, Anthropic normaliser)
+# transformMessages (target F-ANT, Anthropic normaliser)
 
 F_ANT = Model.model_validate(
     {

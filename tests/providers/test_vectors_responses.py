@@ -1,5 +1,5 @@
-# ruff: noqa: E501  (the spec's literal vectors)
-"""Spec §7.4 (OpenAI Responses stream vectors) and §7.1 Q6-Q7, with pi 0.79.10's changes
+# ruff: noqa: E501  (literal vectors)
+"""OpenAI Responses stream vectors and request bodies, with pi 0.79.10's changes
 (errors read ``OpenAI API error (<status>): ...``; no Juice item, ``reasoning: {effort: "none"}``
 for a reasoning model without a level; fallback item ids ``msg_pi_<k>`` / ``msg_pi_<k>_<j>``;
 no ``max_output_tokens`` without a cap)."""

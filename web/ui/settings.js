@@ -8,16 +8,6 @@ import { py } from "./bridge.js";
 import { storageStatus, requestPersistence } from "./storage-status.js";
 import { pluginSettingsTabs } from "./extensions.js";
 
-const KINDS = [
-  { value: "ollama", label: "Ollama", api: "openai-completions" },
-  { value: "lmstudio", label: "LM Studio", api: "openai-completions" },
-  { value: "llama.cpp", label: "llama.cpp", api: "openai-completions" },
-  { value: "vllm", label: "vLLM", api: "openai-completions" },
-  { value: "openai-compatible", label: "OpenAI-compatible API", api: "openai-completions" },
-  { value: "openai-responses", label: "OpenAI Responses-compatible API", api: "openai-responses" },
-  { value: "anthropic-compatible", label: "Anthropic-compatible API", api: "anthropic-messages" },
-];
-
 export async function openSettings({ tab = "keys", app } = {}) {
   const { dialog, body } = createDialog({ title: "Settings", className: "settings-dialog" });
   const tabs = [
@@ -138,19 +128,20 @@ async function renderKeys(panel, { rerender }) {
 // ---- custom providers ----
 
 async function renderProviders(panel, { rerender, app }) {
-  const { providers } = await py("custom_providers");
+  // serverTypes: the form's server types, from py_agent/ai/custom.py custom_provider_types() (WIRE_APIS).
+  const { providers, serverTypes } = await py("custom_providers");
   const add = h("button", { type: "button", class: "btn primary", id: "add-provider" }, icon("plus"), "Add a provider");
-  add.addEventListener("click", () => panel.replaceChildren(providerForm(null, rerender)));
+  add.addEventListener("click", () => panel.replaceChildren(providerForm(null, rerender, serverTypes)));
   const cards = providers.map((p) => {
     const edit = h("button", { type: "button", class: "btn small", text: "Edit", "aria-label": `Edit ${p.name}` });
-    edit.addEventListener("click", () => panel.replaceChildren(providerForm(p, rerender)));
+    edit.addEventListener("click", () => panel.replaceChildren(providerForm(p, rerender, serverTypes)));
     const refresh = h("button", { type: "button", class: "btn small ghost", text: "Refresh models", "aria-label": `Refresh the models of ${p.name}` });
     const status = h("span", { class: "muted small", role: "status" });
     refresh.addEventListener("click", async () => {
       refresh.disabled = true;
       status.textContent = "Asking the server…";
       try {
-        const r = await py("save_custom_provider", { provider: toArgs(p), originalName: p.name, discover: true });
+        const r = await py("save_custom_provider", { provider: toArgs(p, serverTypes), originalName: p.name, discover: true });
         status.textContent = r.warning ? r.warning : `${r.models.length} models`;
         if (!r.warning) rerender();
       } catch (error) {
@@ -203,27 +194,30 @@ async function renderProviders(panel, { rerender, app }) {
   );
 }
 
-function toArgs(p) {
-  const kind = p.api === "anthropic-messages" ? "anthropic-compatible" : p.api === "openai-responses" ? "openai-responses" : p.kind;
-  return argsFor(kind, { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [], useProxy: Boolean(p.useProxy) });
+// The server type of a saved provider: the one with its kind and API.
+function typeOf(p, types) {
+  return types.find((t) => t.kind === p.kind && t.api === p.api) ?? types.find((t) => t.kind === p.kind) ?? types[0];
 }
 
-function argsFor(kindValue, { name, baseUrl, models, useProxy = false }) {
-  const kind = KINDS.find((k) => k.value === kindValue) ?? KINDS[4];
-  const local = ["ollama", "lmstudio", "llama.cpp", "vllm"].includes(kind.value);
-  return { name, baseUrl, kind: local ? kind.value : "openai-compatible", api: kind.api, models, useProxy };
+function toArgs(p, types) {
+  return argsFor(typeOf(p, types), { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [], useProxy: Boolean(p.useProxy) });
 }
 
-function providerForm(existing, done) {
-  const defaults = { ollama: "http://localhost:11434", lmstudio: "http://localhost:1234", "llama.cpp": "http://localhost:8080", vllm: "http://localhost:8000" };
-  const currentKind = existing ? toArgs(existing) : null;
-  const kindValue = existing ? (existing.api === "anthropic-messages" ? "anthropic-compatible" : existing.api === "openai-responses" ? "openai-responses" : existing.kind) : "ollama";
-  const kind = h("select", { class: "input", id: "provider-kind" }, ...KINDS.map((k) => h("option", { value: k.value, text: k.label })));
+function argsFor(type, { name, baseUrl, models, useProxy = false }) {
+  return { name, baseUrl, kind: type.kind, api: type.api, models, useProxy };
+}
+
+function providerForm(existing, done, types) {
+  const defaults = Object.fromEntries(types.filter((t) => t.defaultBaseUrl).map((t) => [t.value, t.defaultBaseUrl]));
+  const currentKind = existing ? toArgs(existing, types) : null;
+  const kindValue = existing ? typeOf(existing, types).value : types[0].value;
+  const kind = h("select", { class: "input", id: "provider-kind" }, ...types.map((t) => h("option", { value: t.value, text: t.label })));
   kind.value = kindValue;
+  const selected = () => types.find((t) => t.value === kind.value) ?? types[0];
   const name = h("input", { class: "input", id: "provider-name", type: "text", required: true, placeholder: "e.g. My Ollama", autocomplete: "off" });
   name.value = existing?.name ?? "";
   const url = h("input", { class: "input mono", id: "provider-url", type: "url", required: true, placeholder: "http://localhost:11434", autocomplete: "off", spellcheck: "false" });
-  url.value = existing?.baseUrl ?? defaults.ollama;
+  url.value = existing?.baseUrl ?? selected().defaultBaseUrl;
   const key = h("input", { class: "input mono", id: "provider-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional" });
   const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)" });
   models.value = (currentKind?.models ?? []).join(", ");
@@ -232,13 +226,14 @@ function providerForm(existing, done) {
   kind.addEventListener("change", () => {
     if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
     if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
+    showFields();
   });
   const out = h("div", { class: "discovery", role: "status", "aria-live": "polite" });
   const test = h("button", { type: "button", class: "btn", text: "Test connection" });
   const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
   const save = h("button", { type: "submit", class: "btn primary", text: "Save provider" });
   const args = () =>
-    argsFor(kind.value, {
+    argsFor(selected(), {
       name: name.value.trim(),
       baseUrl: url.value.trim(),
       models: models.value.split(",").map((s) => s.trim()).filter(Boolean),
@@ -266,16 +261,26 @@ function providerForm(existing, done) {
     }
   });
   cancel.addEventListener("click", () => done());
+  // One row per form field a server type may show (its "fields" list says which it does).
+  const fields = {
+    name: h("label", { class: "field" }, h("span", { text: "Name" }), name),
+    baseUrl: h("label", { class: "field" }, h("span", { text: "Base URL" }), url),
+    apiKey: h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
+    models: h("label", { class: "field" }, h("span", { text: "Models" }), models),
+    useProxy: h("label", { class: "check" }, viaProxy, h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" })),
+  };
+  const showFields = () => {
+    const type = selected();
+    for (const [field, row] of Object.entries(fields)) row.hidden = !type.fields.includes(field);
+    url.placeholder = type.placeholder || url.placeholder;
+  };
+  showFields();
   const form = h(
     "form",
     { class: "stack provider-form", novalidate: true },
     h("h3", { text: existing ? `Edit ${existing.name}` : "Add a provider" }),
     h("label", { class: "field" }, h("span", { text: "Server type" }), kind),
-    h("label", { class: "field" }, h("span", { text: "Name" }), name),
-    h("label", { class: "field" }, h("span", { text: "Base URL" }), url),
-    h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
-    h("label", { class: "field" }, h("span", { text: "Models" }), models),
-    h("label", { class: "check" }, viaProxy, h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" })),
+    ...Object.values(fields),
     out,
     h("div", { class: "dialog-actions" }, test, h("span", { class: "spacer" }), cancel, save),
   );
@@ -384,7 +389,7 @@ async function renderChat(panel, { app }) {
     h("div", { class: "row-actions" }, saveDefault, applyHere, note),
     h("p", { class: "muted small", text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions." }),
     h("label", { class: "field" }, h("span", { text: "Theme" }), theme),
-    stallTimeoutField(init), // issue 9
+    stallTimeoutField(init), // py_agent/app/reliability.py
   );
 }
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages (``anthropic-messages``, spec §3.3 with pi 0.79.10's request changes).
+"""Anthropic Messages (``anthropic-messages``), with pi 0.79.10's request changes.
 
 Browser calls work because every request carries ``anthropic-dangerous-direct-browser-access:
 true``; the key travels in ``x-api-key``.
@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._util import json_stringify
-from ..event_stream import AssistantMessageEventStream
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -26,24 +25,15 @@ from ..types import (
     Usage,
     UserMessage,
 )
-from ._common import (
-    BuiltRequest,
-    ProviderError,
-    StreamCall,
-    compat_value,
-    join_url,
-    merge_headers,
-    option,
-    parse_json_data,
-    reasoning_level,
-    sanitize_surrogates,
-    start_stream,
-    tool_spec,
-    truncate_body,
-    try_json,
-)
+from .content import sanitize_surrogates, tool_spec
+from .driver import BuiltRequest, StreamCall, stream_function
+from .errors import ProviderError, parse_json_data, truncate_body, try_json
+from .headers import join_url, merge_headers
+from .options import compat_value, option, reasoning_level
+from .wire_apis import ANTHROPIC_MESSAGES
 
-API = "anthropic-messages"
+DESCRIPTOR = ANTHROPIC_MESSAGES
+API = DESCRIPTOR.id
 ANTHROPIC_VERSION = "2023-06-01"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
@@ -309,7 +299,7 @@ class AnthropicAdapter:
         self, model: Model, context: Context, options: SimpleStreamOptions, api_key: str | None
     ) -> BuiltRequest:
         return BuiltRequest(
-            url=join_url(model.base_url, "/v1/messages"),
+            url=join_url(model.base_url, DESCRIPTOR.request_path),
             headers=build_headers(model, context, options, api_key),
             payload=build_payload(model, context, options),
         )
@@ -423,16 +413,11 @@ class AnthropicAdapter:
                 return
 
 
-_ADAPTER = AnthropicAdapter()
-
-
-def stream_anthropic(
-    model: Model, context: Context, options: SimpleStreamOptions | None = None
-) -> AssistantMessageEventStream:
-    """Stream an Anthropic Messages reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options)
+stream_anthropic = stream_function(
+    AnthropicAdapter(), "stream_anthropic", "Stream an Anthropic Messages reply (also the ``stream_simple`` entry)."
+)
 
 
 stream_simple_anthropic = stream_anthropic
 
-__all__ = ["AnthropicAdapter", "build_headers", "build_payload", "convert_messages", "stream_anthropic"]
+__all__ = ["DESCRIPTOR", "AnthropicAdapter", "build_headers", "build_payload", "convert_messages", "stream_anthropic"]

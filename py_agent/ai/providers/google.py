@@ -1,4 +1,4 @@
-"""Google Generative AI / Gemini (``google-generative-ai``, spec §3.4 with D2, D3, D12).
+"""Google Generative AI / Gemini (``google-generative-ai``), mapped as pi 0.79.10 does.
 
 The key travels in the ``x-goog-api-key`` header, never in the URL.
 """
@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._util import json_stringify
-from ..event_stream import AssistantMessageEventStream
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -26,23 +25,15 @@ from ..types import (
     UserMessage,
     now_ms,
 )
-from ._common import (
-    BuiltRequest,
-    ProviderError,
-    StreamCall,
-    join_url,
-    merge_headers,
-    option,
-    parse_json_data,
-    reasoning_level,
-    sanitize_surrogates,
-    start_stream,
-    tool_spec,
-    truncate_body,
-    try_json,
-)
+from .content import sanitize_surrogates, tool_spec
+from .driver import BuiltRequest, StreamCall, stream_function
+from .errors import ProviderError, parse_json_data, truncate_body, try_json
+from .headers import join_url, merge_headers
+from .options import option, reasoning_level
+from .wire_apis import GOOGLE_GENERATIVE_AI
 
-API = "google-generative-ai"
+DESCRIPTOR = GOOGLE_GENERATIVE_AI
+API = DESCRIPTOR.id
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _ID_SANITIZE = re.compile(r"[^A-Za-z0-9_-]")
@@ -236,7 +227,7 @@ def build_headers(model: Model, options: SimpleStreamOptions, api_key: str | Non
 
 def model_path(model_id: str) -> str:
     name = model_id if model_id.startswith(("models/", "tunedModels/")) else f"models/{model_id}"
-    return f"/{name}:streamGenerateContent?alt=sse"
+    return DESCRIPTOR.request_path.format(model=name)
 
 
 def map_finish_reason(reason: str) -> tuple[str, str | None]:
@@ -312,7 +303,7 @@ class GoogleAdapter:
         asm = call.asm
         signature = part.get("thoughtSignature") if isinstance(part.get("thoughtSignature"), str) else None
         text = part.get("text")
-        if isinstance(text, str) and (text or signature):  # D12: an empty unsigned part opens nothing
+        if isinstance(text, str) and (text or signature):  # an empty unsigned part opens no block
             current = asm.current
             if part.get("thought") is True:
                 if not isinstance(current, ThinkingContent):
@@ -343,16 +334,11 @@ class GoogleAdapter:
             asm.close()
 
 
-_ADAPTER = GoogleAdapter()
-
-
-def stream_google(
-    model: Model, context: Context, options: SimpleStreamOptions | None = None
-) -> AssistantMessageEventStream:
-    """Stream a Gemini reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options)
+stream_google = stream_function(
+    GoogleAdapter(), "stream_google", "Stream a Gemini reply (also the ``stream_simple`` entry)."
+)
 
 
 stream_simple_google = stream_google
 
-__all__ = ["GoogleAdapter", "build_payload", "convert_contents", "stream_google"]
+__all__ = ["DESCRIPTOR", "GoogleAdapter", "build_payload", "convert_contents", "stream_google"]

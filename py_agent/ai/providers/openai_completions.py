@@ -1,8 +1,8 @@
-"""OpenAI Chat Completions (``openai-completions``) and the OpenAI-compatible servers (spec §3.1).
+"""OpenAI Chat Completions (``openai-completions``) and the OpenAI-compatible servers.
 
 One mapping serves OpenAI, OpenRouter, Groq, Mistral's compatible endpoint, DeepSeek, xAI,
 Cerebras, Ollama, LM Studio, llama.cpp and vLLM; their differences are compat flags, detected
-from the provider name or base URL and overridden by ``model.compat`` (§3.1.5).
+from the provider name or base URL and overridden by ``model.compat`` (:func:`get_compat`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._util import json_stringify
-from ..event_stream import AssistantMessageEventStream
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -28,23 +27,15 @@ from ..types import (
     Usage,
     UserMessage,
 )
-from ._common import (
-    BuiltRequest,
-    ProviderError,
-    StreamCall,
-    join_url,
-    mapped_level,
-    openai_headers,
-    openai_style_error,
-    option,
-    parse_json_data,
-    reasoning_level,
-    sanitize_surrogates,
-    start_stream,
-    tool_spec,
-)
+from .content import sanitize_surrogates, tool_spec
+from .driver import StreamCall, stream_function
+from .errors import ProviderError, openai_style_error, parse_json_data
+from .openai_shared import OpenAIRequestBuilder
+from .options import mapped_level, option, reasoning_level
+from .wire_apis import OPENAI_COMPLETIONS
 
-API = "openai-completions"
+DESCRIPTOR = OPENAI_COMPLETIONS
+API = DESCRIPTOR.id
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -56,7 +47,7 @@ _ID_SANITIZE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def detect_compat(model: Model) -> dict[str, Any]:
-    """Flags detected from the provider name or base URL (spec §3.1.5, plus pi 0.79.10's additions)."""
+    """Flags detected from the provider name or base URL (as pi 0.79.10 detects them)."""
     provider = model.provider
     base = model.base_url
     is_zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in base or "open.bigmodel.cn" in base
@@ -472,18 +463,13 @@ def _error_chunk_message(error: Any) -> str:
     return error if isinstance(error, str) else json_stringify(error)
 
 
-class OpenAICompletionsAdapter:
+class OpenAICompletionsAdapter(OpenAIRequestBuilder):
+    descriptor = DESCRIPTOR
     api: ClassVar[str] = API
     completion_marker: ClassVar[str] = "finish_reason"
 
-    def build_request(
-        self, model: Model, context: Context, options: SimpleStreamOptions, api_key: str | None
-    ) -> BuiltRequest:
-        return BuiltRequest(
-            url=join_url(model.base_url, "/chat/completions"),
-            headers=openai_headers(model, options, api_key),
-            payload=build_payload(model, context, options),
-        )
+    def build_payload(self, model: Model, context: Context, options: SimpleStreamOptions) -> dict[str, Any]:
+        return build_payload(model, context, options)
 
     def format_http_error(self, status: int, status_text: str, headers: Mapping[str, str], text: str) -> str:
         return openai_style_error(status, text)
@@ -529,7 +515,7 @@ class OpenAICompletionsAdapter:
             if not isinstance(delta, dict):
                 continue
             content = delta.get("content")
-            if isinstance(content, list):  # D17
+            if isinstance(content, list):  # some servers stream content as a list of text parts
                 content = "".join(
                     part.get("text", "")
                     for part in content
@@ -610,19 +596,17 @@ class OpenAICompletionsAdapter:
         asm.tool_delta(index, arguments if isinstance(arguments, str) else "")
 
 
-_ADAPTER = OpenAICompletionsAdapter()
-
-
-def stream_openai_completions(
-    model: Model, context: Context, options: SimpleStreamOptions | None = None
-) -> AssistantMessageEventStream:
-    """Stream a Chat Completions reply (also the ``stream_simple`` entry: ``reasoning`` is mapped)."""
-    return start_stream(_ADAPTER, model, context, options)
+stream_openai_completions = stream_function(
+    OpenAICompletionsAdapter(),
+    "stream_openai_completions",
+    "Stream a Chat Completions reply (also the ``stream_simple`` entry: ``reasoning`` is mapped).",
+)
 
 
 stream_simple_openai_completions = stream_openai_completions
 
 __all__ = [
+    "DESCRIPTOR",
     "OpenAICompletionsAdapter",
     "build_payload",
     "convert_messages",

@@ -1,4 +1,4 @@
-"""OpenAI Responses (``openai-responses``, spec §3.2 with pi 0.79.10's changes, D1, D5, D11, D19).
+"""OpenAI Responses (``openai-responses``), with pi 0.79.10's changes.
 
 Requests set ``store: false``, so reasoning is replayed from the encrypted reasoning item kept as
 the thinking block's signature.
@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .._util import json_stringify
-from ..event_stream import AssistantMessageEventStream
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -26,25 +25,15 @@ from ..types import (
     Usage,
     UserMessage,
 )
-from ._common import (
-    BuiltRequest,
-    ProviderError,
-    StreamCall,
-    compat_value,
-    join_url,
-    mapped_level,
-    openai_headers,
-    openai_style_error,
-    option,
-    parse_json_data,
-    reasoning_level,
-    sanitize_surrogates,
-    short_hash,
-    start_stream,
-    tool_spec,
-)
+from .content import sanitize_surrogates, short_hash, tool_spec
+from .driver import StreamCall, stream_function
+from .errors import ProviderError, openai_style_error, parse_json_data
+from .openai_shared import OpenAIRequestBuilder
+from .options import compat_value, mapped_level, option, reasoning_level
+from .wire_apis import OPENAI_RESPONSES
 
-API = "openai-responses"
+DESCRIPTOR = OPENAI_RESPONSES
+API = DESCRIPTOR.id
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 _ID_SANITIZE = re.compile(r"[^A-Za-z0-9_-]")
 _TRAILING_UNDERSCORES = re.compile(r"_+$")
@@ -232,18 +221,13 @@ def _status_stop_reason(status: Any) -> str:
     return "stop"
 
 
-class OpenAIResponsesAdapter:
+class OpenAIResponsesAdapter(OpenAIRequestBuilder):
+    descriptor = DESCRIPTOR
     api: ClassVar[str] = API
     completion_marker: ClassVar[str] = "response.completed"
 
-    def build_request(
-        self, model: Model, context: Context, options: SimpleStreamOptions, api_key: str | None
-    ) -> BuiltRequest:
-        return BuiltRequest(
-            url=join_url(model.base_url, "/responses"),
-            headers=openai_headers(model, options, api_key),
-            payload=build_payload(model, context, options),
-        )
+    def build_payload(self, model: Model, context: Context, options: SimpleStreamOptions) -> dict[str, Any]:
+        return build_payload(model, context, options)
 
     def format_http_error(self, status: int, status_text: str, headers: Mapping[str, str], text: str) -> str:
         message = openai_style_error(status, text)
@@ -288,7 +272,7 @@ class OpenAIResponsesAdapter:
             elif kind == "response.reasoning_summary_part.added":
                 if item is not None and item["type"] == "reasoning" and index is not None:
                     if item["parts"] > 0:
-                        asm.thinking_delta("\n\n", index)  # D11: the separator comes with the next part
+                        asm.thinking_delta("\n\n", index)  # the separator comes with the next part, not after the last
                     item["parts"] += 1
             elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 if item is not None and item["type"] == "reasoning" and index is not None:
@@ -303,7 +287,7 @@ class OpenAIResponsesAdapter:
             elif kind in ("response.output_text.delta", "response.refusal.delta"):
                 if item is not None and item["type"] == "message" and index is not None:
                     if not item["parts"]:
-                        item["parts"].append("output_text")  # D19: an implicit part
+                        item["parts"].append("output_text")  # a delta without content_part.added opens an implicit part
                     asm.text_delta(str(event.get("delta") or ""), index)
             elif kind == "response.function_call_arguments.delta":
                 if item is not None and item["type"] == "function_call" and index is not None:
@@ -418,16 +402,13 @@ class OpenAIResponsesAdapter:
         call.set_stop_reason(reason)
 
 
-_ADAPTER = OpenAIResponsesAdapter()
-
-
-def stream_openai_responses(
-    model: Model, context: Context, options: SimpleStreamOptions | None = None
-) -> AssistantMessageEventStream:
-    """Stream an OpenAI Responses reply (also the ``stream_simple`` entry)."""
-    return start_stream(_ADAPTER, model, context, options)
+stream_openai_responses = stream_function(
+    OpenAIResponsesAdapter(),
+    "stream_openai_responses",
+    "Stream an OpenAI Responses reply (also the ``stream_simple`` entry).",
+)
 
 
 stream_simple_openai_responses = stream_openai_responses
 
-__all__ = ["OpenAIResponsesAdapter", "build_payload", "convert_input", "stream_openai_responses"]
+__all__ = ["DESCRIPTOR", "OpenAIResponsesAdapter", "build_payload", "convert_input", "stream_openai_responses"]
