@@ -53,7 +53,7 @@ if (channel) {
         }
         const id = typeof data.id === "string" ? data.id : null;
         if (id && id === app().currentId && app().state?.readOnly && !app().state?.streaming) {
-          await py("open_session", { id, reload: true, readOnly: true });
+          await py("open_session", { id, reload: true, read_only: true });
         }
       }
     } catch (error) {

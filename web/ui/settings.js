@@ -150,7 +150,7 @@ async function renderProviders(panel, { rerender, app }) {
       refresh.disabled = true;
       status.textContent = "Asking the server…";
       try {
-        const r = await py("save_custom_provider", { provider: toArgs(p), originalName: p.name, discover: true });
+        const r = await py("save_custom_provider", { provider: toArgs(p), original_name: p.name, discover: true });
         status.textContent = r.warning ? r.warning : `${r.models.length} models`;
         if (!r.warning) rerender();
       } catch (error) {
@@ -291,7 +291,7 @@ function providerForm(existing, done) {
     out.className = "discovery";
     out.textContent = "Saving and asking the server for its models…";
     try {
-      const r = await py("save_custom_provider", { provider: a, key: key.value, originalName: existing?.name ?? null, discover: true });
+      const r = await py("save_custom_provider", { provider: a, key: key.value, original_name: existing?.name ?? null, discover: true });
       key.value = "";
       if (r.warning) {
         out.className = "discovery bad";
@@ -384,7 +384,7 @@ async function renderChat(panel, { app }) {
     h("div", { class: "row-actions" }, saveDefault, applyHere, note),
     h("p", { class: "muted small", text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions." }),
     h("label", { class: "field" }, h("span", { text: "Theme" }), theme),
-    stallTimeoutField(init), // issue 9
+    stallTimeoutField(init),
   );
 }
 
