@@ -29,9 +29,9 @@ def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list
         return workspace_plugin(workspace_platform)
 
     def subagents() -> Plugin:
-        from .subagent_ui import subagent_plugin
+        from .subagent_ui import subagents_plugin
 
-        return subagent_plugin()
+        return subagents_plugin()
 
     workspace.__qualname__, subagents.__qualname__ = "workspace", "subagents"
     return [workspace, subagents]

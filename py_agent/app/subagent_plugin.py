@@ -1,6 +1,6 @@
 """The ``subagent`` tool of the web app: its tool factory and the page's agent definitions.
 
-:func:`py_agent.app.subagent_ui.subagent_plugin` declares the plugin (this tool factory, the
+:func:`py_agent.app.subagent_ui.subagents_plugin` declares the plugin (this tool factory, the
 Settings → Agents commands, the children's usage). Every chat session then gets a ``subagent`` tool whose children
 use the session's current model and thinking level, its API keys (``ToolHost.get_api_key``) and
 its other tools, so they share the session's workspace.

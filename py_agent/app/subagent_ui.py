@@ -1,6 +1,6 @@
 """The subagents plugin: the ``subagent`` tool, Settings → Agents and the session totals.
 
-:func:`subagent_plugin` (listed in :func:`py_agent.app.plugins.default_plugins`) declares
+:func:`subagents_plugin` (listed in :func:`py_agent.app.plugins.default_plugins`) declares
 
 - the page commands of Settings → Agents (``py("agents_list")`` ...), over the page's one
   :func:`~py_agent.app.subagent_plugin.agent_registry` (stored in IndexedDB by
@@ -33,7 +33,7 @@ from .commands import command
 from .plugin import Plugin
 from .subagent_plugin import agent_registry, attach_storage, make_subagent_tool
 
-__all__ = ["agent_row", "subagent_plugin", "subagent_usage"]
+__all__ = ["agent_row", "subagent_usage", "subagents_plugin"]
 
 MAX_IMPORT_CHARS = 200_000
 
@@ -153,7 +153,7 @@ async def _load_definitions(backend: Any) -> list[str]:
     return await attach_storage(backend)
 
 
-def subagent_plugin() -> Plugin:
+def subagents_plugin() -> Plugin:
     """The subagents plugin: the tool, its hook, Settings → Agents, the children's usage."""
     return Plugin(
         name="subagents",
