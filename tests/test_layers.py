@@ -63,20 +63,20 @@ def _imports(tree: ast.AST, package: str, relative: Path) -> list[tuple[int, str
     return found
 
 
+def _is_platform_check(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return (node.attr == "platform" and getattr(node.value, "id", None) == "sys") or node.attr == "IN_PYODIDE"
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and "emscripten" in node.value.lower()
+    if isinstance(node, ast.Name):
+        return node.id == "IN_PYODIDE"
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name).split(".")[-1] == "IN_PYODIDE"
+    return False
+
+
 def _platform_checks(tree: ast.AST) -> list[int]:
-    lines = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "platform" and getattr(node.value, "id", None) == "sys":
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "emscripten" in node.value.lower():
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id == "IN_PYODIDE":
-            lines.append(node.lineno)
-        elif isinstance(node, ast.alias) and (node.asname or node.name).split(".")[-1] == "IN_PYODIDE":
-            lines.append(getattr(node, "lineno", 0))
-        elif isinstance(node, ast.Attribute) and node.attr == "IN_PYODIDE":
-            lines.append(node.lineno)
-    return lines
+    return [getattr(node, "lineno", 0) for node in ast.walk(tree) if _is_platform_check(node)]
 
 
 def layer_violations(root: Path) -> list[str]:
