@@ -388,7 +388,7 @@ async function renderChat(panel, { app }) {
   );
 }
 
-// How long a reply may send nothing before it is ended as stalled (py_agent/web/reliability.py).
+// How long a reply may send nothing before it is ended as stalled (py_agent/app/reliability.py).
 function stallTimeoutField(init) {
   const input = h("input", { class: "input", id: "idle-timeout", type: "number", min: "0", max: "3600", step: "0.5", inputmode: "decimal" });
   const ms = init.settings.idleTimeoutMs;
