@@ -89,9 +89,10 @@ import py_agent, pydantic, py_agent.browser.main  # noqa: E401, F401
 # What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
 # the snapshot's worker does too (web/fastboot.js, WARM_CODE).
 try:
-    from py_agent.app.plugins import load_plugins
+    from py_agent.app.plugins import default_plugins
+    from py_agent.app.plugin import load_plugins
     from py_agent.ai import models
-    load_plugins()
+    load_plugins(default_plugins())  # builds each plugin: imports its modules
     models._load()
 except Exception:
     pass

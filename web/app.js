@@ -18,7 +18,7 @@ import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
 import { panel as getPanel } from "./ui/extensions.js";
 import "./plugins.js";
-import "./ui/reliability.js"; // issue 9: retry notices, keys and sessions kept in step across tabs
+import "./ui/reliability.js"; // retry notices, keys and sessions kept in step across tabs
 
 const app = {
   init: null,
@@ -102,9 +102,9 @@ function buildUi() {
   ui.chat = new ChatView({
     scroller: $("#scroller"),
     transcript: $("#transcript"),
-    onRetry: (entryId) => run(() => sendLike("retry", { entryId })),
-    onEdit: (entryId, text) => run(() => sendLike("edit", { entryId, text })),
-    onSwitch: (entryId) => run(() => py("switch_branch", { entryId })),
+    onRetry: (entryId) => run(() => sendLike("retry", { entry_id: entryId })),
+    onEdit: (entryId, text) => run(() => sendLike("edit", { entry_id: entryId, text })),
+    onSwitch: (entryId) => run(() => py("switch_branch", { entry_id: entryId })),
     onJump: (show) => ($("#jump").hidden = !show),
   });
   $("#jump").addEventListener("click", () => ui.chat.scrollToBottom());
@@ -258,7 +258,7 @@ async function route() {
     // The lock first: a tab without it opens the session read-only and recovers nothing (the
     // tab holding it may still be streaming the reply a recovery would duplicate).
     const got = await lockSession(id, { onLost: () => lostLock(id) });
-    const result = await py("open_session", { id, readOnly: !got });
+    const result = await py("open_session", { id, read_only: !got });
     if (result.found === false) {
       toast("That session does not exist here (it may have been deleted).", "warn");
       history.replaceState(null, "", "#/");
@@ -266,7 +266,7 @@ async function route() {
       releaseSession();
       return;
     }
-    await py("lock_state", { sessionId: id, held: got });
+    await py("lock_state", { session_id: id, held: got });
   } else {
     if (app.state && !app.state.persisted && app.currentId) return;
     await py("new_session");
@@ -276,25 +276,25 @@ async function route() {
 }
 
 function lostLock(id) {
-  return py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." });
+  return py("lock_state", { session_id: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." });
 }
 
 async function acquireLock(id) {
   const got = await lockSession(id, { onLost: () => lostLock(id) });
-  await py("lock_state", { sessionId: id, held: got });
+  await py("lock_state", { session_id: id, held: got });
 }
 
 async function takeOver(id) {
   const got = await lockSession(id, {
     steal: true,
-    onLost: () => py("lock_state", { sessionId: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }),
+    onLost: () => py("lock_state", { session_id: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }),
   });
-  await py("lock_state", { sessionId: id, held: got });
+  await py("lock_state", { session_id: id, held: got });
   if (got) {
     // Reload it from storage: the other tab may have added messages.
     app.currentId = null;
     await py("open_session", { id, reload: true });
-    await py("lock_state", { sessionId: id, held: true });
+    await py("lock_state", { session_id: id, held: true });
   }
 }
 

@@ -56,20 +56,15 @@ export function stdlibOptions(manifest, siteUrl) {
 // fails here is left for the page to do (or report) as without a snapshot.
 export const WARM_CODE = `
 def _py_agent_warm():
-    import importlib, sys
+    import sys
     from pydantic import BaseModel, TypeAdapter
     from pydantic._internal._mock_val_ser import MockValSer
 
     try:
-        from py_agent.app import plugins
-        names = list(getattr(plugins, "PLUGIN_MODULES", []))
-        for value in vars(plugins).values():
-            if isinstance(value, dict):
-                for hook in value.values():
-                    names.extend(h for h in (hook if isinstance(hook, tuple) else ()) if isinstance(h, str) and h.startswith("py_agent."))
-        for name in names:
+        from py_agent.app.plugins import default_plugins
+        for build in default_plugins():
             try:
-                importlib.import_module(name)
+                build()  # imports the plugin's modules
             except Exception:
                 pass
     except Exception:

@@ -1,5 +1,5 @@
 // IndexedDB for py-agent: the versioned schema and the few transactions the Python storage layer
-// (py_agent/web/storage.py, through py_agent/browser/idb.py) needs. Values cross into Python as
+// (py_agent/app/storage.py, through py_agent/browser/idb.py) needs. Values cross into Python as
 // strings (JSON, or entry lines joined by "\n"), so one call moves one string, however many
 // records it touches.
 //

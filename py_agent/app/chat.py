@@ -48,9 +48,9 @@ from ..session import (
 from .catalog import provider_info
 from .keys import KeyRing
 from .network import explain_connection_error, provider_transport
+from .plugin import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
-from .tools_registry import ToolHost, after_tool_call_hooks, build_tools, extra_usage
 
 __all__ = ["INTERRUPTED_MESSAGE", "ChatSession", "Emit", "QueuedMessage"]
 
@@ -88,8 +88,10 @@ class ChatSession:
         system_prompt: str,
         saved_count: int,
         idle_timeout_ms: int = DEFAULT_IDLE_TIMEOUT_MS,
+        plugins: LoadedPlugins | None = None,
     ) -> None:
         self.session = session
+        self.plugins = plugins if plugins is not None else LoadedPlugins()
         self.store = store
         self.keys = keys
         self._emit = emit
@@ -173,7 +175,7 @@ class ChatSession:
                 **self.host_extras,
             },
         )
-        tools, self.tool_errors = await build_tools(host)
+        tools, self.tool_errors = await self.plugins.build_tools(host)
         self.agent.state.tools = tools
 
     async def recover_draft(self, draft: dict[str, Any] | None) -> None:
@@ -197,7 +199,7 @@ class ChatSession:
     # ---- hooks for the agent ----------------------------------------------------------------
 
     async def _after_tool_call(self, context: Any, signal: Any = None) -> Any:
-        for hook in after_tool_call_hooks():
+        for hook in self.plugins.after_tool_call_hooks():
             result = hook(context, signal)
             if inspect.isawaitable(result):
                 result = await result
@@ -578,7 +580,7 @@ class ChatSession:
         usage = meta.usage
         # Usage the session's own assistant messages do not carry (subagents' children; plugins).
         running = [s["partial"] for s in self._tool_status.values() if s.get("status") == "running" and "partial" in s]
-        extra = extra_usage(self.session, running)
+        extra = self.plugins.extra_usage(self.session, running)
         return {
             "sessionId": self.id,
             "persisted": self.persisted,

@@ -2,8 +2,9 @@
 
 The page talks to :class:`WebApp` through one function each way, with JSON only:
 
-- page -> Python: ``await dispatch(command, args_json)`` returns a JSON string (see ``_commands``);
-  an error comes back as ``{"error": "..."}``;
+- page -> Python: ``await dispatch(command, args_json)`` returns a JSON string; the commands are
+  ``APP_COMMANDS`` (end of this module) and those of the plugins (:mod:`py_agent.app.commands`);
+  an error (an unknown command or argument included) comes back as ``{"error": "..."}``;
 - Python -> page: ``emit(kind, payload_json)``: ``session_state``, ``transcript``, ``append``,
   ``stream`` (a reply grew: the page pulls ``streaming_snapshot`` on its next animation frame),
   ``tool``, ``notice``, ``unsent``, ``persisted``, ``sessions_changed``, ``key_rejected``,
@@ -20,7 +21,7 @@ import inspect
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
@@ -44,27 +45,26 @@ from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
 from .chat import ChatSession
+from .commands import CommandError, CommandTable, method_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import friendly_error
 from .keys import KeyRing, TabKeyStore
 from .network import uses_proxy
-from .plugins import attach_storage as attach_plugin_storage
-from .plugins import attachment_types as plugin_attachment_types
-from .plugins import export_attachments as plugins_export_attachments
-from .plugins import load_plugins
-from .plugins import restore_attachments as plugins_restore_attachments
-from .plugins import session_deleted as plugins_session_deleted
+from .plugin import Plugin, load_plugins
+from .plugins import default_plugins
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
-from .tools_registry import app_command, panel_handler
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "WebApp"]
+__all__ = ["APP_COMMANDS", "APP_SETTINGS", "DEFAULT_SYSTEM_PROMPT", "WebApp"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant in a chat app that runs in the user's browser. "
     "Answer clearly and concisely; use Markdown, with fenced code blocks for code."
 )
 KEY_TEST_PROMPT = "Reply with: ok"
+APP_SETTINGS = ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAsked", "proxyUrl")
+"""The settings the page may set (``set_setting``); plugins add the ones they own."""
+PUBLIC_SETTINGS = ("theme", "systemPrompt", "welcomed", "model", "persistAsked", "idleTimeoutMs")
 READ_ONLY_REASON = "This session is open in another tab. To avoid conflicting changes it is read-only here."
 
 EmitJson = Callable[[str, str], None]
@@ -78,8 +78,10 @@ class WebApp:
         emit: EmitJson,
         *,
         demo_tokens_per_second: float | None = None,
-        plugins: list[str] | None = None,
+        plugins: Sequence[Plugin | Callable[[], Plugin]] | None = None,
     ) -> None:
+        """``plugins``: the plugins (or the functions that build them) the app runs with; default
+        :func:`~py_agent.app.plugins.default_plugins`. One that fails to build is a start notice."""
         self.backend = backend
         self.store = SessionStore(backend)
         self.keys = KeyRing(backend, tab_keys)
@@ -87,8 +89,16 @@ class WebApp:
         self.settings: dict[str, Any] = {}
         self.chat: ChatSession | None = None
         self._demo_tps = demo_tokens_per_second
-        self._plugins = plugins
         self.startup_notices: list[str] = []
+        self.plugins, problems = load_plugins(default_plugins() if plugins is None else plugins)
+        self.startup_notices.extend(problems)
+        self.commands = CommandTable(APP_COMMANDS)
+        for plugin in list(self.plugins.plugins):
+            try:
+                self.commands.add(plugin.commands)
+            except ValueError as error:
+                self.plugins.plugins.remove(plugin)
+                self.startup_notices.append(f"Plugin {plugin.name} could not be loaded: {error}")
         self._questions: dict[str, asyncio.Future[bool]] = {}
         self._warned_skipped = 0
 
@@ -116,14 +126,18 @@ class WebApp:
 
     async def dispatch(self, command: str, args_json: str = "{}") -> str:
         """Run a page command; returns its JSON result (``{"error": ...}`` when it failed)."""
-        handler = getattr(self, f"cmd_{command}", None) or app_command(command)  # plugins add commands
-        if handler is None:
+        declared = self.commands.get(command)
+        if declared is None:
             return json.dumps({"error": f"Unknown command: {command}"})
         try:
             args = json.loads(args_json or "{}")
             if not isinstance(args, dict):
                 raise ValueError("arguments must be a JSON object")
-            result = handler(**args)
+            declared.check(args)
+        except (ValueError, CommandError) as error:
+            return json.dumps({"error": str(error)})
+        try:
+            result = declared.handler(self, **args) if declared.method else declared.handler(**args)
             if inspect.isawaitable(result):
                 result = await result
         except StorageError as error:
@@ -139,8 +153,7 @@ class WebApp:
 
     async def start(self) -> None:
         register_demo_model(**({} if self._demo_tps is None else {"tokens_per_second": self._demo_tps}))
-        self.startup_notices.extend(load_plugins(self._plugins))
-        self.startup_notices.extend(await attach_plugin_storage(self.backend))
+        self.startup_notices.extend(await self.plugins.storage_opened(self.backend))
         self.settings = await self.backend.kv_all("settings")
         await self.keys.load()
         for name, record in (await self.backend.kv_all("providers")).items():
@@ -194,11 +207,7 @@ class WebApp:
         }
 
     def _public_settings(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k, v in self.settings.items()
-            if k in ("theme", "systemPrompt", "welcomed", "model", "persistAsked", "idleTimeoutMs")
-        }
+        return {k: v for k, v in self.settings.items() if k in PUBLIC_SETTINGS or k in self.plugins.settings()}
 
     def _provider_cards(self) -> list[dict[str, Any]]:
         cards = []
@@ -233,7 +242,7 @@ class WebApp:
         return cards
 
     async def cmd_set_setting(self, key: str, value: Any) -> dict[str, Any]:
-        if key not in ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAsked", "proxyUrl"):
+        if key not in APP_SETTINGS and key not in self.plugins.settings():
             raise ValueError(f"Unknown setting: {key}")
         bad_url = not isinstance(value, str) or not value.strip().lower().startswith(("http://", "https://"))
         if key == "proxyUrl" and value and bad_url:
@@ -266,6 +275,7 @@ class WebApp:
             system_prompt=prompt,
             saved_count=saved,
             **({"idle_timeout_ms": int(idle)} if isinstance(idle, int | float) else {}),
+            plugins=self.plugins,
         )
         chat.confirm = self.ask
         chat.proxy_url = self._proxy_url()
@@ -316,13 +326,13 @@ class WebApp:
         )
         return await self._show(chat)
 
-    async def cmd_open_session(self, id: str, readOnly: bool = False, reload: bool = False) -> dict[str, Any]:
-        """Open a stored session. ``readOnly``: another tab holds its lock, so nothing may be
+    async def cmd_open_session(self, id: str, read_only: bool = False, reload: bool = False) -> dict[str, Any]:
+        """Open a stored session. ``read_only``: another tab holds its lock, so nothing may be
         written, not even the recovery of an interrupted reply (that tab may still be streaming
         it). ``reload``: read it again from storage even if it is the open one (another tab may
         have added to it)."""
         if self.chat is not None and self.chat.id == id and not reload:
-            if readOnly and not self.chat.read_only:
+            if read_only and not self.chat.read_only:
                 self.chat.set_read_only(READ_ONLY_REASON)
             return await self._show(self.chat)
         stored = await self.store.load(id)
@@ -346,7 +356,7 @@ class WebApp:
             context.system_prompt if context.system_prompt is not None else self._system_prompt(),
             stored.next_seq,
         )
-        if readOnly:
+        if read_only:
             chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
         await chat.recover_draft(stored.draft)
         result = await self._show(chat)
@@ -392,7 +402,7 @@ class WebApp:
             self.chat.abort()
             await self.chat.wait_idle()
         await self.store.delete(id)
-        for problem in await plugins_session_deleted(id):
+        for problem in await self.plugins.session_deleted(id):
             self.notice(problem, "warn")
         self.emit("sessions_changed", {})
         if current:
@@ -406,11 +416,11 @@ class WebApp:
             chat = self._chat()
             if not chat.persisted:
                 raise ValueError("This session is empty: there is nothing to export yet.")
-            attachments, problems = await plugins_export_attachments(chat.id, secrets)
+            attachments, problems = await self.plugins.export_attachments(chat.id, secrets)
             text, session = chat.export(attachments), chat.session
         else:
             session = await self._load_other(id)
-            attachments, problems = await plugins_export_attachments(session.id, secrets)
+            attachments, problems = await self.plugins.export_attachments(session.id, secrets)
             text = export_with_attachments(session, attachments, secrets=secrets)
         for problem in problems:
             self.notice(problem, "warn")
@@ -420,7 +430,7 @@ class WebApp:
     async def cmd_import_session(self, text: str) -> dict[str, Any]:
         session = import_jsonl(text)
         # Plugin data the export carried (the workspace): taken out of the tree, restored below.
-        session, attached = detach_attachments(session, plugin_attachment_types())
+        session, attached = detach_attachments(session, self.plugins.attachment_types())
         if not len(session):
             raise ValueError("This file holds no session entries (is it a pi session .jsonl file?).")
         warnings = [str(w) for w in session.warnings]
@@ -436,7 +446,7 @@ class WebApp:
         if attached:
             newest = {custom_type: entries[-1].data for custom_type, entries in attached.items()}
             # First, so that the page shows them (it toasts the first few warnings).
-            warnings[:0] = await plugins_restore_attachments(session.id, newest)
+            warnings[:0] = await self.plugins.restore_attachments(session.id, newest)
         self.emit("sessions_changed", {})
         return {"sessionId": session.id, "title": session.title, "warnings": warnings}
 
@@ -478,22 +488,22 @@ class WebApp:
             self.chat.abort()
         return {}
 
-    async def cmd_retry(self, entryId: str | None = None) -> dict[str, Any]:
+    async def cmd_retry(self, entry_id: str | None = None) -> dict[str, Any]:
         chat = self._chat()
         if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
             return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
-        await chat.retry(entryId)
+        await chat.retry(entry_id)
         return {"status": "sent"}
 
-    async def cmd_edit(self, entryId: str, text: str) -> dict[str, Any]:
+    async def cmd_edit(self, entry_id: str, text: str) -> dict[str, Any]:
         chat = self._chat()
         if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
             return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
-        await chat.edit(entryId, text.strip())
+        await chat.edit(entry_id, text.strip())
         return {"status": "sent"}
 
-    async def cmd_switch_branch(self, entryId: str) -> dict[str, Any]:
-        await self._chat().switch_branch(entryId)
+    async def cmd_switch_branch(self, entry_id: str) -> dict[str, Any]:
+        await self._chat().switch_branch(entry_id)
         return {}
 
     def cmd_streaming_snapshot(self) -> dict[str, Any]:
@@ -530,7 +540,7 @@ class WebApp:
         return {"models": [self._summary(m) for m in models]}
 
     async def cmd_panel_message(self, panel: str, data: Any = None) -> dict[str, Any]:
-        handler = panel_handler(panel)
+        handler = self.plugins.panel_handler(panel)
         if handler is None or self.chat is None:
             return {"handled": False}
         result = handler(self.chat.id, data)
@@ -538,8 +548,8 @@ class WebApp:
             result = await result
         return {"handled": True, "result": result}
 
-    def cmd_lock_state(self, sessionId: str, held: bool, reason: str = "") -> dict[str, Any]:
-        if self.chat is not None and self.chat.id == sessionId:
+    def cmd_lock_state(self, session_id: str, held: bool, reason: str = "") -> dict[str, Any]:
+        if self.chat is not None and self.chat.id == session_id:
             if held:
                 self.chat.set_writable()
             else:
@@ -632,7 +642,7 @@ class WebApp:
         return {}
 
     def _keys_changed(self, action: str, provider: str | None = None) -> None:
-        # The page tells the app's other tabs (web/ui/tab-sync.js): their key rings must follow.
+        # The page tells the app's other tabs (web/ui/reliability.js): their key rings must follow.
         self.emit("keys_changed", {"action": action, **({"provider": provider} if provider else {})})
 
     async def cmd_sync_keys(self, action: str, provider: str | None = None) -> dict[str, Any]:
@@ -705,19 +715,19 @@ class WebApp:
         return ProxyTransport(proxy) if proxy and uses_proxy(custom) else None
 
     async def cmd_save_custom_provider(
-        self, provider: dict[str, Any], key: str = "", originalName: str | None = None, discover: bool = True
+        self, provider: dict[str, Any], key: str = "", original_name: str | None = None, discover: bool = True
     ) -> dict[str, Any]:
         custom = self._provider_from_args(provider)
         if custom.name in get_builtin_providers() or custom.name == DEMO_PROVIDER:
             raise ValueError(f"{custom.name!r} is the name of a built-in provider: choose another name.")
-        if originalName and originalName != custom.name and get_custom_provider(custom.name) is not None:
+        if original_name and original_name != custom.name and get_custom_provider(custom.name) is not None:
             raise ValueError(f"A provider called {custom.name!r} exists already.")
         models: list[Model] = custom.to_models()
         problem = None
         key = key.strip()
         if discover:
             try:
-                probe_key = key or self.keys.get(originalName or custom.name) or None
+                probe_key = key or self.keys.get(original_name or custom.name) or None
                 discovered = await discover_models(
                     custom.model_copy(update={"api_key": probe_key}), self._discovery_transport(custom)
                 )
@@ -725,13 +735,13 @@ class WebApp:
                 models = discovered + [m for m in models if m.id not in found]
             except DiscoveryError as error:
                 problem = self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error))
-        if originalName and originalName != custom.name:
-            await self.backend.kv_delete("providers", originalName)
-            unregister_custom_provider(originalName)
-            old_key = self.keys.get(originalName)
+        if original_name and original_name != custom.name:
+            await self.backend.kv_delete("providers", original_name)
+            unregister_custom_provider(original_name)
+            old_key = self.keys.get(original_name)
             if old_key and not key:
                 key = old_key
-            await self.keys.delete(originalName)
+            await self.keys.delete(original_name)
         record = {
             "provider": custom.model_dump(mode="json", exclude={"api_key"}),
             "models": [m.model_dump() for m in models],
@@ -751,16 +761,56 @@ class WebApp:
         self._keys_changed("delete", name)
         return {}
 
-    def cmd_cors_help(self, provider: str) -> dict[str, Any]:
-        custom = get_custom_provider(provider)
-        if custom is None:
-            return {"text": ""}
-        return {"text": cors_help(custom.kind, custom.base_url)}
-
     def cmd_provider_info(self) -> dict[str, Any]:
         return {
             "providers": {k: {"label": v.label, "keyUrl": v.key_url} for k, v in PROVIDER_INFO.items()},
         }
+
+
+APP_COMMANDS = tuple(
+    method_command(name, method)
+    for name, method in (
+        ("init", WebApp.cmd_init),
+        ("set_setting", WebApp.cmd_set_setting),
+        ("answer", WebApp.cmd_answer),
+        ("new_session", WebApp.cmd_new_session),
+        ("open_session", WebApp.cmd_open_session),
+        ("list_sessions", WebApp.cmd_list_sessions),
+        ("rename_session", WebApp.cmd_rename_session),
+        ("delete_session", WebApp.cmd_delete_session),
+        ("export_session", WebApp.cmd_export_session),
+        ("import_session", WebApp.cmd_import_session),
+        ("send", WebApp.cmd_send),
+        ("queue", WebApp.cmd_queue),
+        ("unqueue", WebApp.cmd_unqueue),
+        ("abort", WebApp.cmd_abort),
+        ("retry", WebApp.cmd_retry),
+        ("edit", WebApp.cmd_edit),
+        ("switch_branch", WebApp.cmd_switch_branch),
+        ("streaming_snapshot", WebApp.cmd_streaming_snapshot),
+        ("set_model", WebApp.cmd_set_model),
+        ("set_thinking", WebApp.cmd_set_thinking),
+        ("set_system_prompt", WebApp.cmd_set_system_prompt),
+        ("search_models", WebApp.cmd_search_models),
+        ("panel_message", WebApp.cmd_panel_message),
+        ("lock_state", WebApp.cmd_lock_state),
+        ("tool_settings", WebApp.cmd_tool_settings),
+        ("set_tool_settings", WebApp.cmd_set_tool_settings),
+        ("key_request", WebApp.cmd_key_request),
+        ("save_key", WebApp.cmd_save_key),
+        ("test_key", WebApp.cmd_test_key),
+        ("delete_key", WebApp.cmd_delete_key),
+        ("forget_all_keys", WebApp.cmd_forget_all_keys),
+        ("sync_keys", WebApp.cmd_sync_keys),
+        ("key_status", WebApp.cmd_key_status),
+        ("custom_providers", WebApp.cmd_custom_providers),
+        ("discover", WebApp.cmd_discover),
+        ("save_custom_provider", WebApp.cmd_save_custom_provider),
+        ("delete_custom_provider", WebApp.cmd_delete_custom_provider),
+        ("provider_info", WebApp.cmd_provider_info),
+    )
+)
+"""The app's page commands (``py(name, args)``); their parameters are those of the methods."""
 
 
 def _kind_label(provider: CustomProvider) -> str:

@@ -1,4 +1,4 @@
-"""The web app's policy for failing providers (issue 9): how often and how long it retries, what
+"""The web app's policy for failing providers: how often and how long it retries, what
 the user is told meanwhile, and the stall (idle) timeout setting.
 
 - Retries: the library retries connection errors, 408/409/429 and 5xx before any body byte

@@ -1,11 +1,11 @@
-"""Plugs the ``subagent`` tool into the web app (list this module in ``py_agent.app.plugins``).
+"""The ``subagent`` tool of the web app: its tool factory and the page's agent definitions.
 
-Importing it registers the tool factory ``"subagent"`` with
-:mod:`py_agent.app.tools_registry`. Every chat session then gets a ``subagent`` tool whose children
+:func:`py_agent.app.subagent_ui.subagents_plugin` declares the plugin (this tool factory, the
+Settings → Agents commands, the children's usage). Every chat session then gets a ``subagent`` tool whose children
 use the session's current model and thinking level, its API keys (``ToolHost.get_api_key``) and
 its other tools, so they share the session's workspace.
 
-What the factory reads from ``ToolHost.extras`` (all optional; see /tmp/needs-subagent.md):
+What the factory reads from ``ToolHost.extras`` (all optional):
 
 - ``"get_tools"``: ``() -> list[AgentTool]``, the session's tools (the children's tools are a
   subset; ``subagent`` itself is always left out). Without it, and with a ``"workspace"`` (put
@@ -19,7 +19,7 @@ What the factory reads from ``ToolHost.extras`` (all optional; see /tmp/needs-su
 One :class:`AgentRegistry` serves the whole page (:func:`agent_registry`); the app loads the
 user's definitions into it at start and saves them on change (:func:`attach_storage`).
 
-Pure: no browser modules (``py_agent.app.tools_registry`` is pure).
+Pure: no browser modules.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..tools.subagent_definitions import (
     load_user_definitions,
     save_user_definitions,
 )
-from .tools_registry import ToolHost, register_tool_factory
+from .plugin import ToolHost
 
 __all__ = ["agent_registry", "attach_storage", "make_subagent_tool"]
 
@@ -121,6 +121,3 @@ def make_subagent_tool(host: ToolHost) -> SubagentTool:
         confirm=confirm if ask is not None else None,
         on_child_end=on_end if callable(on_end) else None,
     )
-
-
-register_tool_factory("subagent", make_subagent_tool)

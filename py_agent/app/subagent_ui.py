@@ -1,13 +1,14 @@
-"""The page's side of the ``subagent`` tool (issue 7): Settings → Agents and the session totals.
+"""The subagents plugin: the ``subagent`` tool, Settings → Agents and the session totals.
 
-Listed in :mod:`py_agent.app.plugins` after ``py_agent.app.subagent_plugin``. Importing it
-registers
+:func:`subagents_plugin` (listed in :func:`py_agent.app.plugins.default_plugins`) declares
 
 - the page commands of Settings → Agents (``py("agents_list")`` ...), over the page's one
   :func:`~py_agent.app.subagent_plugin.agent_registry` (stored in IndexedDB by
   :func:`~py_agent.app.subagent_plugin.attach_storage`, which the app calls at start):
-  ``agents_list``, ``agent_markdown {name}``, ``agent_save {markdown, previousName}``,
+  ``agents_list``, ``agent_markdown {name}``, ``agent_save {markdown, previous_name}``,
   ``agent_delete {name}``, ``agent_import {text, filename}``, ``agent_confirm {name}``;
+- the tool factory ``"subagent"`` (:func:`~py_agent.app.subagent_plugin.make_subagent_tool`),
+  its ``after_tool_call`` hook, and the loading of the stored definitions when storage opens;
 - a usage source: the children's usage (``details.results[].usage`` of ``subagent`` tool results,
   as :func:`py_agent.tools.subagent.collect_subagent_usage` reads it) added to the session's
   totals, including the children of a ``subagent`` call still running (its latest progress).
@@ -18,20 +19,21 @@ Pure: no browser modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..tools.subagent import SUBAGENT_TOOL_NAME
+from ..tools.subagent import SUBAGENT_TOOL_NAME, subagent_after_tool_call
 from ..tools.subagent_definitions import (
     AgentDefinition,
     DefinitionError,
     DefinitionStatus,
     definition_to_markdown,
 )
-from .subagent_plugin import agent_registry
-from .tools_registry import register_app_command, register_usage_source
+from .commands import command
+from .plugin import Plugin
+from .subagent_plugin import agent_registry, attach_storage, make_subagent_tool
 
-__all__ = ["agent_row", "subagent_usage"]
+__all__ = ["agent_row", "subagent_usage", "subagents_plugin"]
 
 MAX_IMPORT_CHARS = 200_000
 
@@ -66,14 +68,14 @@ def agent_markdown(name: str) -> dict[str, Any]:
     return {"markdown": definition_to_markdown(definition), "row": agent_row(definition)}
 
 
-def agent_save(markdown: str, previousName: str | None = None) -> dict[str, Any]:
+def agent_save(markdown: str, previous_name: str | None = None) -> dict[str, Any]:
     registry = agent_registry()
-    previous = registry.get(previousName) if previousName else None
+    previous = registry.get(previous_name) if previous_name else None
     # Editing an imported definition does not confirm it: that stays an explicit step.
     pending = previous is not None and previous.source == "user" and previous.status == "pending"
     status: DefinitionStatus | None = "pending" if pending else None
     try:
-        saved = registry.save(markdown, previous_name=previousName or None, status=status)
+        saved = registry.save(markdown, previous_name=previous_name or None, status=status)
     except DefinitionError as error:
         raise ValueError(str(error)) from error
     return {"saved": agent_row(saved), **_listing()}
@@ -147,14 +149,27 @@ def subagent_usage(entries: Iterable[Any], partials: Iterable[Any] = ()) -> dict
     return total
 
 
-_COMMANDS: dict[str, Callable[..., Any]] = {
-    "agents_list": agents_list,
-    "agent_markdown": agent_markdown,
-    "agent_save": agent_save,
-    "agent_delete": agent_delete,
-    "agent_import": agent_import,
-    "agent_confirm": agent_confirm,
-}
-for _name, _handler in _COMMANDS.items():
-    register_app_command(_name, _handler)
-register_usage_source("subagent", subagent_usage)
+async def _load_definitions(backend: Any) -> list[str]:
+    return await attach_storage(backend)
+
+
+def subagents_plugin() -> Plugin:
+    """The subagents plugin: the tool, its hook, Settings → Agents, the children's usage."""
+    return Plugin(
+        name="subagents",
+        tool_factories={"subagent": make_subagent_tool},
+        commands=tuple(
+            command(name, handler)
+            for name, handler in (
+                ("agents_list", agents_list),
+                ("agent_markdown", agent_markdown),
+                ("agent_save", agent_save),
+                ("agent_delete", agent_delete),
+                ("agent_import", agent_import),
+                ("agent_confirm", agent_confirm),
+            )
+        ),
+        after_tool_call=(subagent_after_tool_call,),
+        on_storage_open=_load_definitions,
+        usage_sources={"subagent": subagent_usage},
+    )

@@ -8,7 +8,7 @@
 - :func:`export_workspace` / :func:`import_workspace`: the workspace as JSON text.
 - :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
   session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
-  :mod:`py_agent.session.attachments`), hooked in by ``py_agent.app.plugins.SESSION_EXPORT_HOOKS``.
+  :mod:`py_agent.session.attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
 """
 
 from __future__ import annotations

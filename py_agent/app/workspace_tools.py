@@ -1,6 +1,7 @@
 """The workspace plugin of the web app: each chat session's files and the tools over them.
 
-Imported by :mod:`py_agent.app.plugins`, it registers the tool factory ``"workspace"``: for a
+:func:`workspace_plugin` declares it (listed in :func:`py_agent.app.plugins.default_plugins`): its
+tool factory ``"workspace"``, for a
 session it opens the session's workspace (IndexedDB, ``py-agent-workspaces``), puts it in
 ``host.extras["workspace"]`` for other plugins (subagents share it), and returns the tools
 ``read``, ``write``, ``edit``, ``ls``, ``grep``, ``find``, ``javascript`` and ``python``, minus
@@ -25,13 +26,23 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
-from .tools_registry import ToolHost, register_panel_handler, register_tool_factory
-from .workspace_store import SettingsSource, open_workspace, workspace_platform
+from .plugin import Plugin, SessionExport, ToolHost
+from .workspace_store import (
+    SettingsSource,
+    WorkspacePlatform,
+    delete_workspace,
+    open_workspace,
+    restore_session_workspace,
+    session_workspace_attachment,
+    set_workspace_platform,
+    workspace_platform,
+)
 
-__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "make_tools", "settings_from"]
+__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "WORKSPACE_EXPORT_TYPE", "make_tools", "settings_from", "workspace_plugin"]
 
 SANDBOX_TOOL_NAMES = ("javascript", "python")
 PANEL_ID = "workspace"
+WORKSPACE_EXPORT_TYPE = "py-agent/workspace"
 SHOWN_EXTENSIONS = frozenset({"html", "htm", "svg", "md", "markdown", "png", "jpg", "jpeg", "gif", "webp", "csv"})
 TOOL_SOURCES = frozenset({"write", "edit", "javascript", "python"})
 _hosts: dict[str, ToolHost] = {}
@@ -109,5 +120,15 @@ def _on_panel_message(session_id: str, data: Any) -> bool:
     return True
 
 
-register_tool_factory("workspace", _factory)
-register_panel_handler(PANEL_ID, _on_panel_message)
+def workspace_plugin(platform: WorkspacePlatform | None = None) -> Plugin:
+    """The workspace plugin; ``platform`` (the page's, from :mod:`py_agent.browser.workspace`) becomes
+    the workspace store's, where sessions' files are kept and what gives the code tools."""
+    if platform is not None:
+        set_workspace_platform(platform)
+    return Plugin(
+        name="workspace",
+        tool_factories={"workspace": _factory},
+        panel_handlers={PANEL_ID: _on_panel_message},
+        on_session_deleted=delete_workspace,
+        session_export=SessionExport(WORKSPACE_EXPORT_TYPE, session_workspace_attachment, restore_session_workspace),
+    )

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..app.controller import WebApp
-from ..app.workspace_store import set_workspace_platform
+from ..app.plugins import default_plugins
 from .idb import IndexedDBBackend
 from .workspace import page_workspace_platform
 
@@ -53,7 +53,6 @@ async def start(
     import json
 
     global _app
-    set_workspace_platform(page_workspace_platform())
     options = json.loads(options_json or "{}")
     tps = options.get("demoTokensPerSecond")
     app = WebApp(
@@ -61,6 +60,7 @@ async def start(
         SessionStorageTabKeys(tab_store),
         lambda kind, payload: on_event(kind, payload),
         demo_tokens_per_second=float(tps) if isinstance(tps, int | float) else None,
+        plugins=default_plugins(workspace_platform=page_workspace_platform()),
     )
     await app.start()
     _app = app

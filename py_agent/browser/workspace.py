@@ -5,7 +5,8 @@ and what the preview panel reads.
   ``web/sandbox/workspace-db.js`` (database ``py-agent-workspaces``, keyed by session id), so a
   session's files are kept with it across reloads.
 - :func:`page_workspace_platform`: the :class:`~py_agent.app.workspace_store.WorkspacePlatform`
-  the page gives the workspace plugin (:func:`py_agent.browser.main.start` installs it).
+  the page gives the workspace plugin (:func:`py_agent.browser.main.start` passes it to
+  :func:`py_agent.app.plugins.default_plugins`).
 - :class:`PreviewSource` / :func:`preview_source`: what ``web/sandbox/preview.js`` reads.
 """
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from py_agent.testing.mock_server import MockProviderServer
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend, all_lines
+from py_agent.testing.mock_server import MockProviderServer
 
 
 class Recorder:
@@ -111,12 +111,12 @@ async def test_edit_makes_a_branch_and_switching_works() -> None:
     first_user = rec.last("transcript")["items"] if False else None
     items = app.chat.transcript()
     user_entry = items[0]["entryId"]
-    await call(app, "edit", entryId=user_entry, text="edited question")
+    await call(app, "edit", entry_id=user_entry, text="edited question")
     await idle(app)
     items = app.chat.transcript()
     assert items[0]["message"]["content"][0]["text"] == "edited question"
     assert items[0]["branch"] == {"index": 1, "count": 2, "ids": [user_entry, items[0]["entryId"]]}
-    await call(app, "switch_branch", entryId=user_entry)
+    await call(app, "switch_branch", entry_id=user_entry)
     items = app.chat.transcript()
     assert items[0]["entryId"] == user_entry and len(items) == 2
     assert first_user is None
@@ -129,7 +129,7 @@ async def test_failed_reply_can_be_retried_as_a_sibling() -> None:
     await idle(app)
     items = app.chat.transcript()
     assert items[-1]["message"]["stopReason"] == "error"
-    await call(app, "retry", entryId=items[-1]["entryId"])
+    await call(app, "retry", entry_id=items[-1]["entryId"])
     await idle(app)
     items = app.chat.transcript()
     assert items[-1]["message"]["stopReason"] == "stop"

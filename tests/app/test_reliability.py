@@ -17,8 +17,8 @@ import json
 
 from test_app import call, idle, make_app
 
-from py_agent.testing.mock_server import MockProviderServer
 from py_agent.app.storage import MemoryBackend, all_lines
+from py_agent.testing.mock_server import MockProviderServer
 
 KEY = "sk-reliability-KEY-0001-abcdefgh"
 
@@ -69,7 +69,7 @@ async def test_read_only_open_recovers_and_writes_nothing_and_reload_rereads() -
     lines = list(all_lines(backend, session_id))
 
     other, _ = await make_app(backend)
-    await call(other, "open_session", id=session_id, readOnly=True)
+    await call(other, "open_session", id=session_id, read_only=True)
     assert other.chat.read_only and "another tab" in other.chat.read_only_reason
     assert list(all_lines(backend, session_id)) == lines and session_id in backend.drafts
     assert json.loads(await other.dispatch("send", json.dumps({"text": "x"})))["error"]
@@ -77,9 +77,9 @@ async def test_read_only_open_recovers_and_writes_nothing_and_reload_rereads() -
     # The writing tab goes on; the read-only tab reads it again on demand.
     await call(app, "send", text="second")
     await idle(app)
-    await call(other, "open_session", id=session_id, readOnly=True)
+    await call(other, "open_session", id=session_id, read_only=True)
     assert len(other.chat.transcript()) == 2  # not re-read: the same object
-    await call(other, "open_session", id=session_id, readOnly=True, reload=True)
+    await call(other, "open_session", id=session_id, read_only=True, reload=True)
     assert len(other.chat.transcript()) == 4 and other.chat.read_only
 
 

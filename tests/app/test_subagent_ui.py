@@ -7,14 +7,14 @@ import asyncio
 import json
 from typing import Any
 
-from py_agent.testing.mock_server import MockProviderServer
-from py_agent.app.subagent_plugin import agent_registry
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend
-from py_agent.app.subagent_ui import subagent_usage
+from py_agent.app.subagent_plugin import agent_registry
+from py_agent.app.subagent_ui import subagent_usage, subagents_plugin
+from py_agent.testing.mock_server import MockProviderServer
 
-PLUGINS = ["py_agent.app.subagent_plugin", "py_agent.app.subagent_ui"]
+PLUGINS = [subagents_plugin]
 
 DEFINITION = """---
 name: helper
@@ -62,14 +62,14 @@ async def test_agents_settings_commands_store_and_reload() -> None:
     saved = await call(app, "agent_save", markdown=DEFINITION)
     assert saved["saved"] == {**saved["saved"], "name": "helper", "source": "user", "status": "active"}
     edited = DEFINITION.replace("Helps with things", "Helps better")
-    await call(app, "agent_save", markdown=edited, previousName="helper")
+    await call(app, "agent_save", markdown=edited, previous_name="helper")
     bad = json.loads(await app.dispatch("agent_save", json.dumps({"markdown": "no frontmatter"})))
     assert "name" in bad["error"]
 
     imported = await call(app, "agent_import", text=DEFINITION.replace("helper", "outsider"), filename="outsider.md")
     assert imported["imported"]["status"] == "pending" and imported["imported"]["origin"] == "outsider.md"
     # Editing an imported definition does not confirm it.
-    await call(app, "agent_save", markdown=DEFINITION.replace("helper", "outsider"), previousName="outsider")
+    await call(app, "agent_save", markdown=DEFINITION.replace("helper", "outsider"), previous_name="outsider")
     assert agent_registry().get("outsider").status == "pending"  # type: ignore[union-attr]
     await call(app, "agent_confirm", name="outsider")
     assert agent_registry().get("outsider").status == "active"  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""A session's workspace is exported and imported with it (issue 6), through the app's commands
+"""A session's workspace is exported and imported with it, through the app's commands
 in CPython: the export carries it as one trailing `py-agent/workspace` custom entry (keys
 scrubbed, file contents included), an import restores it into the new session and stores the
 conversation without that entry; a malformed entry gives a clear warning and the conversation
@@ -14,6 +14,7 @@ from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend, all_lines
 from py_agent.app.workspace_store import open_workspace
+from py_agent.app.workspace_tools import workspace_plugin
 
 KEY = "sk-ant-SECRET-key-for-export-tests-0042"
 
@@ -24,7 +25,7 @@ async def make_app(backend: MemoryBackend) -> WebApp:
         MemoryTabStore(),
         lambda _kind, _payload: None,
         demo_tokens_per_second=0,
-        plugins=["py_agent.app.workspace_tools"],
+        plugins=[workspace_plugin],
     )
     await app.start()
     return app

@@ -1,4 +1,4 @@
-"""The web plugin: the registered factory builds a working subagent tool from a session's ToolHost.
+"""The subagents plugin: its declared factory builds a working subagent tool from a session's ToolHost.
 
 Plain test functions (no fixtures).
 """
@@ -12,9 +12,11 @@ from typing import Any
 from subagent_helpers import Seen, dummy_tool, make_faux, router, task_of
 
 from py_agent.app import subagent_plugin
+from py_agent.app.plugin import LoadedPlugins, ToolHost
+from py_agent.app.subagent_ui import subagents_plugin
+from py_agent.app.workspace_store import WorkspacePlatform, set_workspace_platform, workspace_platform
 from py_agent.tools.subagent import SubagentTool
 from py_agent.tools.subagent_definitions import AgentDefinition, AgentRegistry
-from py_agent.app.tools_registry import ToolHost, build_tools, registered_tool_factories
 
 
 def tool_host(model: Any, extras: dict[str, Any]) -> ToolHost:
@@ -34,8 +36,9 @@ def tool_host(model: Any, extras: dict[str, Any]) -> ToolHost:
     )
 
 
-async def test_the_factory_is_registered_and_children_use_the_session_tools() -> None:
-    assert "subagent" in registered_tool_factories()
+async def test_the_factory_is_declared_and_children_use_the_session_tools() -> None:
+    plugin = subagents_plugin()
+    assert list(plugin.tool_factories) == ["subagent"] and plugin.after_tool_call and plugin.on_storage_open
     faux, model = make_faux()
     try:
         seen = Seen()
@@ -43,7 +46,7 @@ async def test_the_factory_is_registered_and_children_use_the_session_tools() ->
         session_tools: list[Any] = [dummy_tool("read"), dummy_tool("write")]
         ended: list[Any] = []
         host = tool_host(model, {"get_tools": lambda: session_tools, "on_subagent_end": ended.append})
-        tools, errors = await build_tools(host)
+        tools, errors = await LoadedPlugins([plugin]).build_tools(host)
         assert errors == []
         tool = next(t for t in tools if t.name == "subagent")
         assert isinstance(tool, SubagentTool)
@@ -133,6 +136,11 @@ async def test_without_get_tools_children_use_the_workspace_plugins_tools() -> N
     from py_agent.ai.faux import faux_assistant_message, faux_tool_call
     from py_agent.tools import MemoryWorkspaceStore, Workspace
 
+    def code_tools(_workspace: Any, _settings: Any) -> list[Any]:
+        return [dummy_tool("javascript"), dummy_tool("python")]  # the page's sandboxed tools, in miniature
+
+    before = workspace_platform()
+    set_workspace_platform(WorkspacePlatform(code_tools=code_tools))
     faux, model = make_faux()
     try:
         workspace = await Workspace.open(MemoryWorkspaceStore())
@@ -155,3 +163,4 @@ async def test_without_get_tools_children_use_the_workspace_plugins_tools() -> N
         assert seen.calls[0]["tools"] == ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"]
     finally:
         faux.unregister()
+        set_workspace_platform(before)

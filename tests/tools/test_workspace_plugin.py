@@ -1,15 +1,43 @@
-"""The workspace plugin of the web app (py_agent.app.workspace_tools), in CPython: the factory
-gives a session its tools over its workspace, shares the workspace with other plugins, and talks
-to the page's "workspace" panel. (The sandboxed tools themselves run in tests/browser/.)"""
+"""The workspace plugin of the web app (py_agent.app.workspace_tools), in CPython: its factory
+gives a session its tools over its workspace (the file tools and the platform's code tools, here
+stand-ins), shares the workspace with other plugins, and talks to the page's "workspace" panel.
+(The sandboxed tools themselves run in tests/browser/.)"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from py_agent.ai.types import Model
-from py_agent.tools import ToolSettings, Workspace
 from py_agent.app import workspace_tools
-from py_agent.app.tools_registry import ToolHost, panel_handler, registered_tool_factories
+from py_agent.app.plugin import Plugin, ToolHost
+from py_agent.app.workspace_store import (
+    SettingsSource,
+    WorkspacePlatform,
+    open_workspace,
+    set_workspace_platform,
+    workspace_platform,
+)
+from py_agent.core.types import AgentTool
+from py_agent.tools import ToolSettings, Workspace
+
+
+def stand_in_code_tools(workspace: Workspace, settings: SettingsSource) -> list[AgentTool]:
+    """The page's code tools in miniature: their descriptions say what the settings allow."""
+    current = settings() if callable(settings) else settings
+    network = "Network access is ON" if current.javascript_network else "There is NO network access"
+    return [AgentTool(name="javascript", description=network), AgentTool(name="python", description=network)]
+
+
+@pytest.fixture(autouse=True)
+def plugin() -> Iterator[Plugin]:
+    before = workspace_platform()
+    try:
+        yield workspace_tools.workspace_plugin(WorkspacePlatform(code_tools=stand_in_code_tools))
+    finally:
+        set_workspace_platform(before)
 
 
 def make_host(session_id: str, posted: list[tuple[str, str, Any]], extras: dict[str, Any] | None = None) -> ToolHost:
@@ -29,26 +57,30 @@ def make_host(session_id: str, posted: list[tuple[str, str, Any]], extras: dict[
     )
 
 
-async def test_factory_gives_the_tools_and_shares_the_workspace() -> None:
+async def test_factory_gives_the_tools_and_shares_the_workspace(plugin: Plugin) -> None:
     posted: list[tuple[str, str, Any]] = []
     host = make_host("plugin-session-1", posted)
-    factory = registered_tool_factories()["workspace"]
+    factory = plugin.tool_factories["workspace"]
     tools = await factory(host)
     assert [t.name for t in tools] == ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"]
     workspace = host.extras["workspace"]
     assert isinstance(workspace, Workspace)
     assert posted == [("message", "workspace", {"sessionId": "plugin-session-1"})]
     again = await factory(make_host("plugin-session-1", []))
-    assert again[0] is not tools[0] and (await workspace_tools.preview_source("plugin-session-1")).workspace is workspace
+    assert again[0] is not tools[0] and await open_workspace("plugin-session-1") is workspace
 
 
-async def test_settings_come_from_the_host_and_can_disable_tools() -> None:
+async def test_settings_come_from_the_host_and_can_disable_tools(plugin: Plugin) -> None:
     host = make_host(
         "plugin-session-2",
         [],
-        {"tool_settings": ToolSettings(javascript_network=True, disabled_tools=frozenset({"python", "grep"})).to_json()},
+        {
+            "tool_settings": ToolSettings(
+                javascript_network=True, disabled_tools=frozenset({"python", "grep"})
+            ).to_json()
+        },
     )
-    tools = {t.name: t for t in await registered_tool_factories()["workspace"](host)}
+    tools = {t.name: t for t in await plugin.tool_factories["workspace"](host)}
     assert "python" not in tools and "grep" not in tools
     assert "Network access is ON" in tools["javascript"].description
     off = {t.name: t for t in workspace_tools.make_tools(Workspace())}
@@ -56,10 +88,10 @@ async def test_settings_come_from_the_host_and_can_disable_tools() -> None:
     assert "There is NO network access" in off["python"].description
 
 
-async def test_files_written_by_tools_open_the_panel() -> None:
+async def test_files_written_by_tools_open_the_panel(plugin: Plugin) -> None:
     posted: list[tuple[str, str, Any]] = []
     host = make_host("plugin-session-3", posted)
-    tools = {t.name: t for t in await registered_tool_factories()["workspace"](host)}
+    tools = {t.name: t for t in await plugin.tool_factories["workspace"](host)}
     posted.clear()
     write = tools["write"].execute
     assert write is not None
@@ -71,8 +103,7 @@ async def test_files_written_by_tools_open_the_panel() -> None:
         ("message", "workspace", {"sessionId": "plugin-session-3", "select": "report.html"}),
     ]
     posted.clear()
-    handler = panel_handler("workspace")
-    assert handler is not None
+    handler = plugin.panel_handlers["workspace"]
     handler("plugin-session-3", {"type": "open", "path": "notes.txt"})
     handler("plugin-session-3", {"type": "unknown"})
     handler("no-such-session", {"type": "open", "path": "x"})

@@ -1,7 +1,7 @@
 // The in-page tools' part of the chat page (imported from web/plugins.js): the "workspace" side
 // panel and the cards of the tool calls, through the page's extension points (ui/extensions.js).
 //
-// Python (py_agent/web/workspace_tools.py) posts {sessionId, select?} to the panel when a session
+// Python (py_agent/app/workspace_tools.py) posts {sessionId, select?} to the panel when a session
 // opens and when a tool writes a file worth showing; the panel then shows that session's files
 // (WorkspacePreview, reading them from the agent's interpreter). A file chip in a tool card asks
 // Python to open the panel on that file.

@@ -2,7 +2,7 @@
 // database, so a workspace can be cleared or quota-checked on its own.
 //
 // Store "files", key [sessionId, path], record {session, path, kind: "text"|"bytes", data:
-// string|Uint8Array, mtime}. Python's IndexedDBWorkspaceStore (py_agent/web/workspace_store.py)
+// string|Uint8Array, mtime}. Python's IndexedDBWorkspaceStore (py_agent/browser/workspace.py)
 // calls these functions; every one returns a Promise and rejects with a readable Error.
 
 const DB_NAME = "py-agent-workspaces";

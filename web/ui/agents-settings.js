@@ -1,8 +1,8 @@
-// Settings → Agents (issue 7): the subagent tool's agent definitions. Built-ins are read-only
+// Settings → Agents: the subagent tool's agent definitions. Built-ins are read-only
 // ("Customize" saves your copy under the same name, which replaces the built-in until deleted);
 // yours can be edited as Markdown with frontmatter, exported and deleted; `.md` files are imported
 // as "needs confirmation" until confirmed here (or in the dialog asked before their first run).
-// Stored in IndexedDB by the Python side (py_agent/web/subagent_ui.py over subagent_plugin).
+// Stored in IndexedDB by the Python side (py_agent/app/subagent_ui.py over subagent_plugin.py).
 
 import { h, icon } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
@@ -38,7 +38,7 @@ function editor(panel, { markdown, previousName, title, rerender }) {
     save.disabled = true;
     problem.textContent = "";
     try {
-      await py("agent_save", { markdown: area.value, previousName });
+      await py("agent_save", { markdown: area.value, previous_name: previousName });
       rerender();
     } catch (error) {
       problem.textContent = error.message;

@@ -117,7 +117,3 @@ export class Composer {
     if (!this.input.disabled) this.input.focus();
   }
 }
-
-export function sendIcon() {
-  return icon("send");
-}

@@ -113,16 +113,7 @@ export function relativeDay(iso) {
   return date.toLocaleDateString(undefined, { year: "numeric", month: "long" });
 }
 
-export function timeLabel(iso) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return "";
-  const sameDay = new Date().toDateString() === date.toDateString();
-  return sameDay
-    ? date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
-    : date.toLocaleDateString(undefined, { month: "short", day: "numeric" });
-}
-
-// What the stream errors of py_agent.ai.providers mean for a person (issue 9); the saved message
+// What the stream errors of py_agent.ai.providers mean for a person; the saved message
 // keeps pi's wording, shown after the explanation.
 const STREAM_ERRORS = [
   [/^Connection error: (network error|Failed to fetch|Load failed)\b/i, () => "The connection to the provider was lost before the reply was complete."],

@@ -1,4 +1,4 @@
-// Extension points of the page, for features that add tools (issues 6 and 7):
+// Extension points of the page, for features that add tools (the workspace, subagents):
 //
 // registerToolRenderer(name, renderer)
 //   How a tool call named `name` looks in the chat. `renderer(call)` gets
@@ -11,8 +11,7 @@
 // registerPanel(id, { title, mount(container, api), onMessage?(data), onOpen?(), onClose?() })
 //   A side panel (e.g. the workspace preview). Python opens it and sends it data through
 //   ToolHost.open_panel / post_to_panel; the panel answers through api.send(data), which reaches
-//   the Python handler registered with register_panel_handler(id, handler).
-
+//   the Python handler its plugin declares (Plugin.panel_handlers in py_agent/app/plugin.py).
 //
 // registerSettingsTab(id, label, render)
 //   An extra tab of Settings (before "Chat"); `render(panel, { app, rerender })` fills the panel.

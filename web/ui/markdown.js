@@ -111,8 +111,3 @@ export function renderMarkdown(text, { highlight = true } = {}) {
   decorateCode(fragment, { highlight });
   return fragment;
 }
-
-export function markdownInto(element, text, options) {
-  element.replaceChildren(renderMarkdown(text, options));
-  return element;
-}

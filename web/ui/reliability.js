@@ -1,7 +1,7 @@
 // Issue 9: what the page does about faults, beyond rendering them.
 //
 // - Retries: while a failed provider request waits to be sent again, a notice says why and for
-//   how long (Python's `retry` event, py_agent/web/reliability.py); it goes away when the reply
+//   how long (Python's `retry` event, py_agent/app/reliability.py); it goes away when the reply
 //   arrives or the run ends.
 // - Other tabs of the app (BroadcastChannel, same origin only): when keys change here (saved,
 //   deleted, "forget all keys"), the other tabs' key rings follow at once, so a forgotten key is
@@ -53,7 +53,7 @@ if (channel) {
         }
         const id = typeof data.id === "string" ? data.id : null;
         if (id && id === app().currentId && app().state?.readOnly && !app().state?.streaming) {
-          await py("open_session", { id, reload: true, readOnly: true });
+          await py("open_session", { id, reload: true, read_only: true });
         }
       }
     } catch (error) {

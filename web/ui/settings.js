@@ -141,7 +141,7 @@ async function renderProviders(panel, { rerender, app }) {
       refresh.disabled = true;
       status.textContent = "Asking the server…";
       try {
-        const r = await py("save_custom_provider", { provider: toArgs(p, serverTypes), originalName: p.name, discover: true });
+        const r = await py("save_custom_provider", { provider: toArgs(p, serverTypes), original_name: p.name, discover: true });
         status.textContent = r.warning ? r.warning : `${r.models.length} models`;
         if (!r.warning) rerender();
       } catch (error) {
@@ -296,7 +296,7 @@ function providerForm(existing, done, types) {
     out.className = "discovery";
     out.textContent = "Saving and asking the server for its models…";
     try {
-      const r = await py("save_custom_provider", { provider: a, key: key.value, originalName: existing?.name ?? null, discover: true });
+      const r = await py("save_custom_provider", { provider: a, key: key.value, original_name: existing?.name ?? null, discover: true });
       key.value = "";
       if (r.warning) {
         out.className = "discovery bad";
@@ -393,7 +393,7 @@ async function renderChat(panel, { app }) {
   );
 }
 
-// How long a reply may send nothing before it is ended as stalled (py_agent/web/reliability.py).
+// How long a reply may send nothing before it is ended as stalled (py_agent/app/reliability.py).
 function stallTimeoutField(init) {
   const input = h("input", { class: "input", id: "idle-timeout", type: "number", min: "0", max: "3600", step: "0.5", inputmode: "decimal" });
   const ms = init.settings.idleTimeoutMs;

@@ -1,4 +1,4 @@
-// The card of the `subagent` tool (issue 7; pi's subagent renderCall/renderResult): what was asked
+// The card of the `subagent` tool (pi's subagent renderCall/renderResult): what was asked
 // (single / parallel / chain), live progress from the tool's updates ("2/3 done, 1 running"), and
 // every child with its last steps, its final output (Markdown) and its usage; each child expands to
 // its full transcript. Model-written text reaches the DOM as text or through renderMarkdown()
