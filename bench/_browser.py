@@ -88,8 +88,15 @@ def esbuild(entry: Path, out: Path) -> Path:
     modules = bench_node_modules()
     binary = modules / ".bin" / "esbuild"
     subprocess.run(
-        [str(binary), str(entry), "--bundle", "--format=esm", "--platform=browser", "--log-level=warning",
-         f"--outfile={out}"],
+        [
+            str(binary),
+            str(entry),
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--log-level=warning",
+            f"--outfile={out}",
+        ],
         cwd=HERE,
         check=True,
     )
@@ -121,8 +128,13 @@ def use_mock_model(page: Any, server_url: str, name: str = "Mock") -> None:
     app_command(
         page,
         "save_custom_provider",
-        provider={"name": name, "kind": "openai-compatible", "api": "openai-completions",
-                  "baseUrl": f"{server_url}/v1", "models": ["mock-model"]},
+        provider={
+            "name": name,
+            "kind": "openai-compatible",
+            "api": "openai-completions",
+            "baseUrl": f"{server_url}/v1",
+            "models": ["mock-model"],
+        },
         key="sk-bench-not-a-key",
         discover=False,
     )

@@ -98,7 +98,9 @@ def app_visit(context: Any, url: str) -> dict[str, Any]:
             raise RuntimeError("the app was ready but its composer was disabled")
         # What the page does after ready, before a user's next visit: cache the site, keep the snapshot.
         page.locator("html[data-offline]").wait_for(state="attached", timeout=240_000)
-        result["offline"] = page.evaluate("async () => { await window.pyAgent.boot.stored; return await window.pyAgent.offline; }")
+        result["offline"] = page.evaluate(
+            "async () => { await window.pyAgent.boot.stored; return await window.pyAgent.offline; }"
+        )
         return result
     finally:
         page.close()
@@ -154,11 +156,17 @@ def main() -> int:
                     site = base + "site/"
                     results = profile(
                         playwright,
-                        [("cold", app_visit, site), ("warm", app_visit, site), ("nosnap", app_visit, site + "?no-snapshot")],
+                        [
+                            ("cold", app_visit, site),
+                            ("warm", app_visit, site),
+                            ("nosnap", app_visit, site + "?no-snapshot"),
+                        ],
                     )
                     for name, result in zip(VISITS, results, strict=True):
                         app[name].append(result)
-                    cold, warm = profile(playwright, [("cold", bare_visit, base + "bare/"), ("warm", bare_visit, base + "bare/")])
+                    cold, warm = profile(
+                        playwright, [("cold", bare_visit, base + "bare/"), ("warm", bare_visit, base + "bare/")]
+                    )
                     bare["cold"].append(cold["ready"])
                     bare["warm"].append(warm["ready"])
                     if (root / "bare-stdlib").exists():
@@ -170,8 +178,11 @@ def main() -> int:
                         f"run {run + 1}/{RUNS}: app cold {results[0]['ready']:.0f} ms, warm {results[1]['ready']:.0f} ms "
                         f"({results[1]['snapshot']}), warm without snapshot {results[2]['ready']:.0f} ms; "
                         f"bare cold {cold['ready']:.0f} ms, warm {warm['ready']:.0f} ms"
-                        + (f"; with the site's stdlib cold {bare_stdlib['cold'][-1]:.0f} ms" if bare_stdlib["cold"]
-                           else "")
+                        + (
+                            f"; with the site's stdlib cold {bare_stdlib['cold'][-1]:.0f} ms"
+                            if bare_stdlib["cold"]
+                            else ""
+                        )
                         + f"; load {_browser.load_average():.1f}",
                         flush=True,
                     )
@@ -216,7 +227,7 @@ def report(
         f"{load_before:.1f} before the runs, {load_after:.1f} after (2 busy cores: medians over {len(ready['cold'])} "
         "runs, min–max beside them).",
         "",
-        "From navigation start until a message can be sent (`data-app=\"ready\"`, composer enabled; the page's own "
+        'From navigation start until a message can be sent (`data-app="ready"`, composer enabled; the page\'s own '
         f"`performance.now()`), served from 127.0.0.1 by a plain static server; the site is {size / 1e6:.1f} MB "
         f"(Pyodide {build.PYODIDE_VERSION}). Cold: a new, empty browser profile. Warm: a second visit in the same "
         "profile, once the first has cached the site (service worker) and kept its memory snapshot. The bare page "
@@ -228,8 +239,10 @@ def report(
         f"| {APP}, without the memory snapshot (`?no-snapshot`) | | {_report.summary(ready['warm, no snapshot'], 'ms', 0)} |",
         f"| {BARE} | {_report.summary(bare['cold'], 'ms', 0)} | {_report.summary(bare['warm'], 'ms', 0)} |",
         *(
-            [f"| {BARE_STDLIB} | {_report.summary(bare_stdlib['cold'], 'ms', 0)} | "
-             f"{_report.summary(bare_stdlib['warm'], 'ms', 0)} |"]
+            [
+                f"| {BARE_STDLIB} | {_report.summary(bare_stdlib['cold'], 'ms', 0)} | "
+                f"{_report.summary(bare_stdlib['warm'], 'ms', 0)} |"
+            ]
             if bare_stdlib["cold"]
             else []
         ),
@@ -244,7 +257,7 @@ def report(
         "",
         "Where the time goes (the page's steps, `window.pyAgent.timings`, medians in ms): "
         f"cold: {steps_line(app['cold'])}; warm: {steps_line(app['warm'])}; warm without the snapshot: "
-        f"{steps_line(app['warm, no snapshot'])}. \"Start Python\" begins when the last runtime file has arrived "
+        f'{steps_line(app["warm, no snapshot"])}. "Start Python" begins when the last runtime file has arrived '
         '(WebAssembly compilation streams alongside the download); "import" is `import py_agent` and the app\'s '
         'Python modules; "the app" is '
         "web/app.js from boot's ready to its own (the app's Python start, IndexedDB, the first render).",

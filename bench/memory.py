@@ -138,7 +138,8 @@ def main() -> None:
             f"{' / '.join(f'{x:.2f}' for x in ratio)} | {' / '.join(turn_fmt(v) for v in per_turn)} |"
         )
     worst = max(max(ratios["js_heap"]), max(ratios["wasm"]))
-    body = f"""## Memory over 200 turns
+    body = (
+        f"""## Memory over 200 turns
 
 Machine: {_report.machine()}; Chromium {version}; 1-minute load average {load_before:.1f} before the
 runs, {_browser.load_average():.1f} after.
@@ -150,11 +151,14 @@ both sides. {RUNS} runs (fresh pages), shown as run 1 / run 2.
 
 | measure | after {first} turns | after {last} turns | ratio | growth per turn |
 |---|---|---|---|---|
-""" + "\n".join(rows) + f"""
+"""
+        + "\n".join(rows)
+        + f"""
 
 Target: after {last} turns at most 1.5 times the memory after {first} (JS heap and WebAssembly memory):
 worst ratio {worst:.2f} — {"met" if worst <= 1.5 else "not met"}.
 """
+    )
     _report.write_section("memory", body + NOTES)
     print(body)
 

@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, "/".join(__file__.split("/")[:-1]))
 
-from core_workload import run  # noqa: E402
+from core_workload import run
 
 
 async def test_core_overhead_in_pyodide() -> None:

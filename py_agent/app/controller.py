@@ -29,7 +29,6 @@ from ..ai.custom import (
     DEFAULT_BASE_URLS,
     CustomProvider,
     DiscoveryError,
-    cors_help,
     custom_provider_types,
     discover_models,
     get_custom_provider,

@@ -130,7 +130,9 @@ def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None
         # The next visit gets the new build at once, without clearing anything.
         reload_ready(page)
         assert page.locator("meta[name='py-agent-test-build']").count() == 1
-        value = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--py-agent-test-build')")
+        value = page.evaluate(
+            "() => getComputedStyle(document.documentElement).getPropertyValue('--py-agent-test-build')"
+        )
         assert value.strip() == "2"
         # A new version of the site: a new memory snapshot, a new cache; the old one is deleted.
         wait_offline_ready(page)

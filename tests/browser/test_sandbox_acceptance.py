@@ -7,8 +7,6 @@ session's workspace (IndexedDB) and the panel have everything back. The API key 
 provider only: never into a sandbox frame, a tool result or a request to any other host.
 """
 
-# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
-
 from __future__ import annotations
 
 import json

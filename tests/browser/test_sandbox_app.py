@@ -6,8 +6,6 @@ show the code and the output; the workspace panel opens on the report, shown in 
 frame; after a reload the session, its tool cards and its workspace are all back.
 """
 
-# ruff: noqa: E501  (scripts are kept on one line each)
-
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator

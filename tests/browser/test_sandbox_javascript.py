@@ -6,8 +6,6 @@ server records any connection a sandbox manages to open (and a positive control 
 does record one when the user allowed network access).
 """
 
-# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
-
 from __future__ import annotations
 
 import json

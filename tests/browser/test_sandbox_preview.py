@@ -2,8 +2,6 @@
 sandboxed frames, and what they contain cannot reach the page, its storage, its keys or the
 network, nor navigate or open windows. Other types render safely in the page."""
 
-# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
-
 from __future__ import annotations
 
 import json

@@ -4,8 +4,6 @@ The code runs in a Pyodide interpreter of its own, in a worker inside an opaque-
 <iframe sandbox="allow-scripts"> whose CSP blocks the network; never in the agent's interpreter.
 """
 
-# ruff: noqa: E501  (attack corpora and scripts are JavaScript/Python kept on one line each)
-
 from __future__ import annotations
 
 import json

@@ -9,8 +9,6 @@
   JavaScript regex translation is checked against Python's `re` on a corpus, in this browser.
 """
 
-# ruff: noqa: E501
-
 from __future__ import annotations
 
 import asyncio
@@ -26,10 +24,10 @@ import pytest
 from sandbox_helpers import SandboxPage
 from web_app_helpers import App, open_app, wait_until
 
+from py_agent.browser.grep import GREP_TIMEOUT_MS
 from py_agent.tools import Workspace
 from py_agent.tools.files import make_grep_tool
 from py_agent.tools.grep_regex import UntranslatableRegex, to_js_regex
-from py_agent.browser.grep import GREP_TIMEOUT_MS
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

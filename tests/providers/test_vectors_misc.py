@@ -50,9 +50,7 @@ async def test_stream_functions_take_mappings_and_never_raise() -> None:
 
     transport = FakeTransport([Reply(chunks=['data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'])])
     model = f_chat().model_dump()
-    final = await stream_openai_completions(
-        model, HI, {"apiKey": "KEY", "httpTransport": transport}
-    ).result()  # type: ignore[arg-type]
+    final = await stream_openai_completions(model, HI, {"apiKey": "KEY", "httpTransport": transport}).result()  # type: ignore[arg-type]
     assert final.stop_reason == "stop"
     broken = await stream_openai_completions({"id": 1}, HI, None).result()  # type: ignore[arg-type]
     assert broken.stop_reason == "error" and broken.error_message.startswith("Invalid stream arguments")

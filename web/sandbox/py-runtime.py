@@ -11,6 +11,7 @@ names from ``__main__``. Each run gets a fresh namespace; modules stay imported 
 """
 
 import builtins
+import contextlib
 import hashlib
 import linecache
 import os
@@ -43,10 +44,8 @@ def _pyagent_sync(reset, files, deletes):
         _known.clear()
     os.makedirs(_ROOT, exist_ok=True)
     for path in deletes:
-        try:
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             os.remove(_full(path))
-        except (FileNotFoundError, IsADirectoryError):
-            pass
         _known.pop(path, None)
     for item in files:
         path, data = item.path, item.data
@@ -70,7 +69,7 @@ def _format_error(error):
 def _show(value):
     try:
         text = repr(value)
-    except BaseException as error:  # noqa: BLE001 - a broken __repr__ is the user's
+    except BaseException as error:
         text = f"<repr failed: {type(error).__name__}: {error}>"
     if len(text) > _MAX_REPR:
         text = text[:_MAX_REPR] + f"\n[value cut at {_MAX_REPR} characters]"
@@ -88,17 +87,15 @@ async def _pyagent_run(code):
         if error.code in (None, 0):
             return {"ok": True, "value": None}
         return {"ok": False, "error": {"type": "SystemExit", "message": str(error.code), "traceback": ""}}
-    except BaseException as error:  # noqa: BLE001 - every failure of the user's code is reported
+    except BaseException as error:
         return {
             "ok": False,
             "error": {"type": type(error).__name__, "message": str(error), "traceback": _format_error(error)},
         }
     finally:
         for stream in ("stdout", "stderr"):
-            try:
+            with contextlib.suppress(Exception):
                 getattr(sys, stream).flush()
-            except Exception:  # noqa: BLE001
-                pass
     return {"ok": True, "value": None if value is None else _show(value)}
 
 
