@@ -41,7 +41,10 @@ def test_core_imports_only_stdlib_pydantic_and_py_agent() -> None:
 
 
 def test_tools_import_no_environment_modules() -> None:
-    """py_agent/tools (the workspace, its tools, subagents) is pure; only py_agent/web touches the browser."""
+    """py_agent/tools (the workspace, its tools, subagents) is pure.
+
+    Only py_agent/browser (and py_agent/transports/fetch.py) touches the browser.
+    """
     import sys
 
     allowed_third_party = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "py_agent"}

@@ -7,7 +7,7 @@ normalized trace per scenario (events with the agent state seen at each, hook ca
 the provider received, the final state); the traces must be equal.
 
 Scenarios with ``expected_python_difference`` cover the port's documented decisions
-(``shared/spec/agent-core.md``): there the Python side is checked against the decision instead.
+(``docs/port-decisions.md``, ``docs/deviations.md``): there the Python side is checked against the decision instead.
 
 Node and npm are required (CI installs them); ``tests/reference/node_modules`` is installed with
 ``npm ci`` when missing.
@@ -192,7 +192,7 @@ def _texts(result: dict[str, Any]) -> list[str]:
 
 
 def _check_length_tool_calls(scenario: dict[str, Any], reference: dict[str, Any], python: dict[str, Any]) -> None:
-    """Decision 4: tool calls of a `length` message get an error result instead of running."""
+    """docs/port-decisions.md #4: tool calls of a `length` message get an error result instead of running."""
     events = python["events"]
     length_end = next(
         i for i, e in enumerate(events) if e.get("type") == "message_end" and e["message"].get("stopReason") == "length"
@@ -220,7 +220,7 @@ def _check_length_tool_calls(scenario: dict[str, Any], reference: dict[str, Any]
 
 
 def _check_reset_while_running(scenario: dict[str, Any], reference: dict[str, Any], python: dict[str, Any]) -> None:
-    """Decision 3: reset() raises while a run is active and changes nothing."""
+    """docs/port-decisions.md #3: reset() raises while a run is active and changes nothing."""
     triggers = [e for e in python["events"] if "trigger" in e]
     assert triggers and triggers[0]["result"] == {"error": RESET_WHILE_RUNNING}
     ref_triggers = [e for e in reference["events"] if "trigger" in e]
@@ -236,7 +236,7 @@ def _check_reset_while_running(scenario: dict[str, Any], reference: dict[str, An
 
 
 def _check_empty_error_text(scenario: dict[str, Any], reference: dict[str, Any], python: dict[str, Any]) -> None:
-    """Decision 7: an exception with an empty text is reported by its class name."""
+    """docs/port-decisions.md #7: an exception with an empty text is reported by its class name."""
     ref_ends = [e for e in reference["events"] if e.get("type") == "tool_execution_end" and e["isError"]]
     py_ends = [e for e in python["events"] if e.get("type") == "tool_execution_end" and e["isError"]]
     assert [_texts(e["result"]) for e in ref_ends] == [[""]] * len(ref_ends)

@@ -3,7 +3,7 @@
 Each request gets its own ``AsyncClient`` (as pi builds an SDK client per call), so nothing is
 bound to an event loop between calls. The body is read chunk by chunk as it arrives; aborting the
 signal, or ``aclose()``, closes the response and its connection, so the server sees the client go.
-No ``User-Agent`` is sent (the providers do not need one; see spec §2.2).
+No ``User-Agent`` is sent (the providers do not need one; docs/port-decisions.md #18).
 """
 
 from __future__ import annotations

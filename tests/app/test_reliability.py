@@ -1,4 +1,4 @@
-"""Issue 9's fixes in the session wiring, in CPython over the in-memory backend (the browser tests
+"""The reliability fixes in the session wiring (SECURITY.md), in CPython over the in-memory backend (the browser tests
 in tests/browser/test_faults.py and test_resilience.py cover the same through the page):
 
 - a damaged entry record is skipped when a session is read, and the next save goes after it

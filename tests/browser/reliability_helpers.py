@@ -1,4 +1,4 @@
-"""Helpers for issue 9's browser tests (faults, page and storage faults, two tabs, hostile content,
+"""Helpers for the reliability browser tests (faults, page and storage faults, two tabs, hostile content,
 keys, long sessions): the app booted with observers installed before its first script runs.
 
 The observers (an init script, so they run before the page's own code and in every document):

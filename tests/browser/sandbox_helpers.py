@@ -1,4 +1,4 @@
-"""Helpers of the sandbox security tests (issue 6): a page with the agent's Python booted, the
+"""Helpers of the sandbox security tests: a page with the agent's Python booted, the
 tools made over a workspace in IndexedDB, a fake API key planted in every storage area of the
 page, a "beacon" server that records every connection a sandbox manages to open, and
 main-thread responsiveness probes.

@@ -1,4 +1,4 @@
-"""Issue 9: network and provider faults, in Chromium, against the app on a plain static server and
+"""Network and provider faults, in Chromium, against the app on a plain static server and
 the mock provider server (two wire APIs: Anthropic Messages and OpenAI Chat Completions).
 
 One booted page for the module. Each row of the fault matrix sends a message in a new chat while

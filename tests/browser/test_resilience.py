@@ -1,4 +1,4 @@
-"""Issue 9: page faults, two tabs, storage faults and long sessions, in Chromium.
+"""Page faults, two tabs, storage faults and long sessions, in Chromium.
 
 - Page faults: reload or close during a stream or a tool run: every completed message is still
   there, the interrupted one is marked interrupted, nothing is duplicated on retry or on the
@@ -145,7 +145,9 @@ def test_closing_the_tab_during_a_stream_keeps_everything(app: GuardedApp, mock:
 
 def test_reload_during_a_tool_run_marks_it_unfinished(app: GuardedApp, mock: MockProviderServer) -> None:
     page = app.page
-    assert "javascript" in app.state()["tools"], "the javascript tool (py_agent/web/plugins.py) must be enabled"
+    assert "javascript" in app.state()["tools"], (
+        "the javascript tool (default_plugins() in py_agent/app/plugins.py) must be enabled"
+    )
     use_mock(app)
     mock.reset()
     code = "await new Promise((r) => setTimeout(r, 20000)); return 'never';"

@@ -1,4 +1,4 @@
-"""Issue 6's acceptance flow, in the page, through the mock provider server.
+"""The in-page tools' acceptance flow, in the page, through the mock provider server.
 
 A scripted conversation (OpenAI chat completions over the page's fetch) has the agent write a
 file, run Python that reads it and writes a result file, run JavaScript that reads that and

@@ -1,4 +1,4 @@
-"""Issue 6's acceptance flow through the chat app itself (web/app.js) and the mock provider.
+"""The in-page tools' acceptance flow through the chat app itself (web/app.js) and the mock provider.
 
 A user asks; the scripted model writes a CSV, runs Python that reads it and writes a result file,
 runs JavaScript that reads that and writes an HTML report, and edits the report. The tool cards

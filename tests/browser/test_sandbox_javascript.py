@@ -1,4 +1,4 @@
-"""The javascript tool's sandbox, attacked (issue 6): each security property is a test.
+"""The javascript tool's sandbox, attacked: each security property is a test.
 
 The code runs in a worker inside an opaque-origin <iframe sandbox="allow-scripts"> whose CSP
 blocks the network. A fake API key is planted in every storage area of the page first; a beacon

@@ -1,4 +1,4 @@
-"""The workspace preview, attacked (issue 6): HTML, SVG and Markdown files render only inside
+"""The workspace preview, attacked: HTML, SVG and Markdown files render only inside
 sandboxed frames, and what they contain cannot reach the page, its storage, its keys or the
 network, nor navigate or open windows. Other types render safely in the page."""
 

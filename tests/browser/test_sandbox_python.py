@@ -1,4 +1,4 @@
-"""The python tool's sandbox, attacked (issue 6): each security property is a test.
+"""The python tool's sandbox, attacked: each security property is a test.
 
 The code runs in a Pyodide interpreter of its own, in a worker inside an opaque-origin
 <iframe sandbox="allow-scripts"> whose CSP blocks the network; never in the agent's interpreter.

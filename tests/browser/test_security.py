@@ -1,4 +1,4 @@
-"""Issue 9: hostile content, the Content-Security-Policy and API keys, in Chromium.
+"""Hostile content, the Content-Security-Policy and API keys, in Chromium.
 
 - Hostile content: an XSS corpus (script, event handlers, javascript:/data: URLs, SVG/MathML
   mutation tricks, attribute break-outs) goes into every place the app shows text it did not

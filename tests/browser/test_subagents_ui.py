@@ -1,4 +1,4 @@
-"""The subagent tool in the page (issue 7): the chat card (call summary, live progress, children
+"""The subagent tool in the page: the chat card (call summary, live progress, children
 expandable to their transcripts), the children's usage in the session total, the confirmation of
 imported agents, and Settings → Agents (add, edit, delete, kept across a reload).
 

@@ -330,8 +330,7 @@ def test_editing_an_earlier_message_makes_a_branch(app: App, mock: MockProviderS
 def test_tool_calls_show_arguments_and_results(app: App, mock: MockProviderServer) -> None:
     page = app.page
     tools = page.evaluate("() => window.pyAgentApp.state.tools")
-    if "ls" not in tools:
-        pytest.skip("no plugin tool is enabled in py_agent/web/plugins.py")
+    assert "ls" in tools, "the workspace plugin must be enabled (py_agent/app/plugins.py default_plugins())"
     app.new_chat()
     mock.reset()
     mock.script(
@@ -359,8 +358,8 @@ def test_tool_calls_show_arguments_and_results(app: App, mock: MockProviderServe
 
 def test_tools_can_be_switched_off_in_settings(app: App) -> None:
     page = app.page
-    if "ls" not in page.evaluate("() => window.pyAgentApp.state.tools"):
-        pytest.skip("no plugin tool is enabled in py_agent/web/plugins.py")
+    tools = page.evaluate("() => window.pyAgentApp.state.tools")
+    assert "ls" in tools, "the workspace plugin must be enabled (py_agent/app/plugins.py default_plugins())"
     page.locator("#open-settings").click()
     page.locator("[role=tab]", has_text="Tools").click()
     page.locator("#tool-ls").uncheck()

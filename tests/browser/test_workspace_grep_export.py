@@ -1,4 +1,4 @@
-"""Issue 6, the last two parts, in Chromium through the chat app (one booted page):
+"""grep in a worker and the workspace export, in Chromium through the chat app (one booted page):
 
 - a session's workspace is exported with it (one trailing `py-agent/workspace` custom entry of
   the .jsonl) and imported with it: the imported session's preview lists the same files with the

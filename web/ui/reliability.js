@@ -1,4 +1,4 @@
-// Issue 9: what the page does about faults, beyond rendering them.
+// What the page does about faults, beyond rendering them.
 //
 // - Retries: while a failed provider request waits to be sent again, a notice says why and for
 //   how long (Python's `retry` event, py_agent/app/reliability.py); it goes away when the reply
