@@ -36,7 +36,11 @@ async def clock(tool_call_id: str, params: ClockParams, signal: Any, on_update: 
 
 
 CLOCK = AgentTool(
-    name="clock", label="Clock", description="The current time at an offset from UTC", parameters=ClockParams, execute=clock
+    name="clock",
+    label="Clock",
+    description="The current time at an offset from UTC",
+    parameters=ClockParams,
+    execute=clock,
 )
 
 

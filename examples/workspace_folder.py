@@ -54,20 +54,24 @@ class FolderStore:
 async def main(folder: str) -> None:
     workspace = await Workspace.open(FolderStore(Path(folder)))
     faux = register_faux_provider()
-    faux.set_responses([
-        faux_assistant_message([faux_tool_call("ls", {})], stop_reason="toolUse"),
-        faux_assistant_message([faux_tool_call("read", {"path": "notes.txt"})], stop_reason="toolUse"),
-        faux_assistant_message(
-            [faux_tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "TODO", "newText": "DONE"}]})],
-            stop_reason="toolUse",
-        ),
-        faux_assistant_message("I marked the TODO in notes.txt as DONE."),
-    ])
+    faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("ls", {})], stop_reason="toolUse"),
+            faux_assistant_message([faux_tool_call("read", {"path": "notes.txt"})], stop_reason="toolUse"),
+            faux_assistant_message(
+                [faux_tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "TODO", "newText": "DONE"}]})],
+                stop_reason="toolUse",
+            ),
+            faux_assistant_message("I marked the TODO in notes.txt as DONE."),
+        ]
+    )
     agent = Agent(initial_state={"model": faux.get_model(), "tools": make_workspace_tools(workspace)})
     agent.subscribe(
-        lambda event, signal: print(f"{event.tool_name}: {event.result.content[0].text.splitlines()[0]}")
-        if event.type == "tool_execution_end"
-        else None
+        lambda event, signal: (
+            print(f"{event.tool_name}: {event.result.content[0].text.splitlines()[0]}")
+            if event.type == "tool_execution_end"
+            else None
+        )
     )
     await agent.prompt("Mark the TODO in notes.txt as done.")
     print(agent.state.messages[-1].content[0].text)

@@ -59,21 +59,35 @@ def test_wheel_installs_in_a_fresh_venv_and_the_quick_start_runs(dists: list[Pat
     clean_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-        capture_output=True, text=True, timeout=600, env=clean_env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=clean_env,
+        check=False,
     )
     assert install.returncode == 0, install.stderr
     work = tmp_path / "work"
     work.mkdir()
     where = subprocess.run(
         [str(python), "-c", "import py_agent; print(py_agent.__file__)"],
-        cwd=work, capture_output=True, text=True, env=clean_env, check=True,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        check=True,
     )
     assert str(env_dir) in where.stdout, "imported from the installed wheel, not the checkout"
     for block in [b for b in python_blocks() if not needs_provider(b)]:
         script = work / "quick_start.py"
         script.write_text(block, encoding="utf-8")
         done = subprocess.run(
-            [str(python), str(script)], cwd=work, capture_output=True, text=True, timeout=120, env=clean_env, check=False
+            [str(python), str(script)],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_env,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip()

@@ -27,7 +27,9 @@ ONLINE = [block for block in BLOCKS if needs_provider(block)]
 KEY = "sk-ant-test-readme-0123456789"
 
 
-def run(block: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(
+    block: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     script = cwd / "example.py"
     script.write_text(block, encoding="utf-8")
     return subprocess.run(
@@ -118,7 +120,12 @@ def test_provider_block_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
             "ANTHROPIC_API_KEY": KEY,
         }
         process = subprocess.Popen(
-            [sys.executable, str(script)], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert process.stdout is not None
         first = process.stdout.read(5)  # the reply is streaming
