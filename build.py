@@ -10,6 +10,8 @@ Standard library only, CPython 3.11+.
                                          py_agent), run pytest
     python3 build.py bench [NAME ...]    build, then run bench/*.py (or only the named scripts)
     python3 build.py lock                re-resolve every pin through pip and npm; rewrite build.lock.json
+    python3 build.py docs                the API reference (pdoc) into static/api/
+    python3 build.py dist                the wheel and sdist of py-agent into dist/, ready for an index
 
 Every download goes through the registries' own clients (`pip download` for the wheels, `npm pack`
 for the npm tarballs), so pip's and npm's configuration (index, mirror, proxy) applies. Each file

@@ -1,4 +1,4 @@
-"""The commands of build.py (build, serve, test, bench, lock) and its command line."""
+"""The commands of build.py (build, serve, test, bench, lock, docs, dist) and its command line."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .config import BENCH, ROOT, BuildError
 from .downloads import prepare_test_wheels
 from .lock import cmd_lock
 from .machine import chromium_path, ensure_chromium, ensure_node, ensure_venv
+from .pydist import cmd_dist, cmd_docs
 from .serve import cmd_serve
 from .site import build_site
 
@@ -106,6 +107,12 @@ def main(argv: Sequence[str], doc: str | None = None) -> int:
         if command == "bench":
             parser.add_argument("names", nargs="*", help="bench script names (default: all)")
             return cmd_bench(parser.parse_args(rest).names)
+        if command == "docs":
+            parser.parse_args(rest)
+            return cmd_docs()
+        if command == "dist":
+            parser.parse_args(rest)
+            return cmd_dist()
         if command == "lock":
             parser.parse_args(rest)
             return cmd_lock()

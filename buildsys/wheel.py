@@ -137,9 +137,11 @@ def wheel_metadata(version: str) -> str:
         f"Summary: {project.get('description', '')}",
         f"Requires-Python: {project.get('requires-python', '>=3.11')}",
     ]
-    license_text = project.get("license", {}).get("text")
-    if license_text:
-        lines.append(f"License: {license_text}")
+    license_field = project.get("license")
+    if isinstance(license_field, str):  # an SPDX expression (PEP 639)
+        lines.append(f"License-Expression: {license_field}")
+    elif isinstance(license_field, dict) and license_field.get("text"):
+        lines.append(f"License: {license_field['text']}")
     lines += [f"Requires-Dist: {dep}" for dep in project.get("dependencies", [])]
     for extra, deps in project.get("optional-dependencies", {}).items():
         lines.append(f"Provides-Extra: {extra}")

@@ -30,6 +30,10 @@ class StreamEndedWithoutResult(RuntimeError):
 
 
 class EventStream(Generic[E, R]):
+    """An async iterable of events with a final result (pi's ``EventStream``): producers ``push`` events and
+    ``end`` it; consumers ``async for`` over the events and ``await result()`` for the final value.
+    """
+
     _terminal_types: frozenset[str] | None = None
     """When set, ``is_terminal(event)`` is ``event.type in _terminal_types``: tested inline per event."""
 
@@ -218,4 +222,5 @@ class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMe
 
 
 def create_assistant_message_event_stream() -> AssistantMessageEventStream:
+    """A new, empty :class:`AssistantMessageEventStream` (pi's ``createAssistantMessageEventStream``)."""
     return AssistantMessageEventStream()

@@ -16,17 +16,23 @@ from .types import AssistantMessage, PiModel, ToolCall
 
 
 class StartEvent(PiModel):
+    """The reply starts; ``partial`` is the empty assistant message."""
+
     type: Literal["start"] = "start"
     partial: AssistantMessage
 
 
 class TextStartEvent(PiModel):
+    """A text block starts at ``content_index``."""
+
     type: Literal["text_start"] = "text_start"
     content_index: int
     partial: AssistantMessage
 
 
 class TextDeltaEvent(PiModel):
+    """More text (``delta``) for the text block at ``content_index``."""
+
     type: Literal["text_delta"] = "text_delta"
     content_index: int
     delta: str
@@ -34,6 +40,8 @@ class TextDeltaEvent(PiModel):
 
 
 class TextEndEvent(PiModel):
+    """A text block is complete (``content``)."""
+
     type: Literal["text_end"] = "text_end"
     content_index: int
     content: str
@@ -41,12 +49,16 @@ class TextEndEvent(PiModel):
 
 
 class ThinkingStartEvent(PiModel):
+    """A thinking block starts at ``content_index``."""
+
     type: Literal["thinking_start"] = "thinking_start"
     content_index: int
     partial: AssistantMessage
 
 
 class ThinkingDeltaEvent(PiModel):
+    """More thinking (``delta``) for the block at ``content_index``."""
+
     type: Literal["thinking_delta"] = "thinking_delta"
     content_index: int
     delta: str
@@ -54,6 +66,8 @@ class ThinkingDeltaEvent(PiModel):
 
 
 class ThinkingEndEvent(PiModel):
+    """A thinking block is complete (``content``)."""
+
     type: Literal["thinking_end"] = "thinking_end"
     content_index: int
     content: str
@@ -61,12 +75,16 @@ class ThinkingEndEvent(PiModel):
 
 
 class ToolCallStartEvent(PiModel):
+    """A tool call starts at ``content_index``."""
+
     type: Literal["toolcall_start"] = "toolcall_start"
     content_index: int
     partial: AssistantMessage
 
 
 class ToolCallDeltaEvent(PiModel):
+    """More of a tool call's JSON arguments (``delta``); the partial message has them parsed so far."""
+
     type: Literal["toolcall_delta"] = "toolcall_delta"
     content_index: int
     delta: str
@@ -74,6 +92,8 @@ class ToolCallDeltaEvent(PiModel):
 
 
 class ToolCallEndEvent(PiModel):
+    """A tool call is complete (``tool_call``, arguments parsed)."""
+
     type: Literal["toolcall_end"] = "toolcall_end"
     content_index: int
     tool_call: ToolCall
@@ -81,12 +101,16 @@ class ToolCallEndEvent(PiModel):
 
 
 class DoneEvent(PiModel):
+    """The stream ended normally: ``message`` is the complete reply (``reason``: its stop reason)."""
+
     type: Literal["done"] = "done"
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
 
 
 class ErrorEvent(PiModel):
+    """The stream ended with an error or an abort: ``error`` is the reply so far, with ``error_message``."""
+
     type: Literal["error"] = "error"
     reason: Literal["error", "aborted"]
     error: AssistantMessage

@@ -88,10 +88,12 @@ FauxStep: TypeAlias = (
 
 
 def faux_text(text: str) -> TextContent:
+    """A text block for :func:`faux_assistant_message`."""
     return TextContent(text=text)
 
 
 def faux_thinking(thinking: str) -> ThinkingContent:
+    """A thinking block for :func:`faux_assistant_message`."""
     return ThinkingContent(thinking=thinking)
 
 
@@ -109,6 +111,7 @@ def _base36(number: int) -> str:
 
 
 def faux_tool_call(name: str, arguments: Mapping[str, Any], id: str | None = None) -> ToolCall:
+    """A tool call block for :func:`faux_assistant_message` (a random id unless given)."""
     return ToolCall(id=id if id is not None else _random_id("tool"), name=name, arguments=dict(arguments))
 
 
@@ -119,6 +122,9 @@ def faux_assistant_message(
     timestamp: int | None = None,
     response_id: str | None = None,
 ) -> AssistantMessage:
+    """A scripted assistant reply for the faux provider: ``content`` is a string or blocks made with
+    :func:`faux_text`, :func:`faux_thinking` and :func:`faux_tool_call`.
+    """
     if isinstance(content, str):
         blocks: list[Any] = [faux_text(content)]
     elif isinstance(content, BaseModel | Mapping):

@@ -34,20 +34,24 @@ def register_api_provider(provider: ApiProvider, source_id: str | None = None) -
 
 
 def get_api_provider(api: str) -> ApiProvider | None:
+    """The provider registered for a wire ``api`` (e.g. ``"anthropic-messages"``), or ``None``."""
     entry = _registry.get(api)
     return entry[0] if entry else None
 
 
 def get_api_providers() -> list[ApiProvider]:
+    """Every registered API provider."""
     return [provider for provider, _ in _registry.values()]
 
 
 def unregister_api_providers(source_id: str) -> None:
+    """Remove the API providers registered with ``source_id``."""
     for api in [api for api, (_, source) in _registry.items() if source == source_id]:
         del _registry[api]
 
 
 def clear_api_providers() -> None:
+    """Remove every registered API provider (tests)."""
     _registry.clear()
 
 
@@ -97,6 +101,7 @@ async def complete(
     context: Context | Mapping[str, Any],
     options: SimpleStreamOptions | Mapping[str, Any] | None = None,
 ) -> Any:
+    """Stream a reply with :func:`stream` and return the final assistant message."""
     return await stream(model, context, options).result()
 
 
@@ -105,4 +110,5 @@ async def complete_simple(
     context: Context | Mapping[str, Any],
     options: SimpleStreamOptions | Mapping[str, Any] | None = None,
 ) -> Any:
+    """Stream a reply with :func:`stream_simple` and return the final assistant message."""
     return await stream_simple(model, context, options).result()

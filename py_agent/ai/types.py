@@ -152,12 +152,16 @@ def append_text(block: BaseModel, field: str, delta: str) -> None:
 
 
 class TextContent(PiModel):
+    """A text content block (``text``; ``text_signature`` is provider data to send back)."""
+
     type: Literal["text"] = "text"
     text: str
     text_signature: str | None = None
 
 
 class ThinkingContent(PiModel):
+    """A thinking (reasoning) content block; ``redacted`` blocks carry only their provider signature."""
+
     type: Literal["thinking"] = "thinking"
     thinking: str
     thinking_signature: str | None = None
@@ -165,12 +169,16 @@ class ThinkingContent(PiModel):
 
 
 class ImageContent(PiModel):
+    """An image content block: base64 ``data`` (no ``data:`` prefix) and its ``mime_type`` (JSON ``mimeType``)."""
+
     type: Literal["image"] = "image"
     data: str
     mime_type: str
 
 
 class ToolCall(PiModel):
+    """A tool call in an assistant message: ``id``, tool ``name`` and parsed ``arguments`` (a dict)."""
+
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
@@ -188,6 +196,8 @@ ToolResultContent: TypeAlias = UserContent
 
 
 class UsageCost(PiModel):
+    """The cost of a reply in USD, by kind of token, and its ``total``."""
+
     input: float = 0
     output: float = 0
     cache_read: float = 0
@@ -196,6 +206,10 @@ class UsageCost(PiModel):
 
 
 class Usage(PiModel):
+    """Token counts of one reply (``input``, ``output``, ``cache_read``, ``cache_write``, ``total_tokens``)
+    and their ``cost`` in USD.
+    """
+
     input: int = 0
     output: int = 0
     cache_read: int = 0
@@ -218,12 +232,19 @@ StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
 class UserMessage(PiModel):
+    """A user message: ``content`` is a string or a list of text and image blocks."""
+
     role: Literal["user"] = "user"
     content: str | list[UserContent]
     timestamp: int = Field(default_factory=now_ms)
 
 
 class AssistantMessage(PiModel):
+    """A model's reply (pi's ``AssistantMessage``): content blocks (text, thinking, tool calls), the API,
+    provider and model that produced it, usage, ``stop_reason`` (``stop``, ``length``, ``toolUse``, ``error``,
+    ``aborted``), ``error_message`` and a millisecond ``timestamp``.
+    """
+
     role: Literal["assistant"] = "assistant"
     content: list[AssistantContent] = Field(default_factory=list)
     api: str
@@ -239,6 +260,10 @@ class AssistantMessage(PiModel):
 
 
 class ToolResultMessage(PiModel):
+    """The result of one tool call, sent back to the model (pi's ``ToolResultMessage``): ``tool_call_id``,
+    ``tool_name``, content blocks (text, images), ``details`` for UIs, ``is_error``.
+    """
+
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
@@ -292,6 +317,12 @@ class ModelCost(PiModel):
 
 
 class Model(PiModel):
+    """A model and how to reach it (pi's ``Model``): ``id``, ``name``, the wire ``api``, ``provider``,
+    ``base_url``, ``reasoning``, ``input`` kinds (``text``, ``image``), ``cost`` per million tokens,
+    ``context_window``, ``max_tokens``, optional ``headers`` and ``compat`` flags. Look one up with
+    :func:`py_agent.ai.models.get_model`.
+    """
+
     id: str
     name: str = ""
     api: str
@@ -315,6 +346,8 @@ CacheRetention: TypeAlias = Literal["none", "short", "long"]
 
 
 class ThinkingBudgets(PiModel):
+    """Token budgets per thinking level, for providers that take a budget instead of an effort."""
+
     minimal: int | None = None
     low: int | None = None
     medium: int | None = None

@@ -277,6 +277,8 @@ class AgentLoopConfig:
 
 
 class AgentStartEvent(PiModel):
+    """The first event of a run."""
+
     type: Literal["agent_start"] = "agent_start"
 
 
@@ -288,32 +290,46 @@ class AgentEndEvent(PiModel):
 
 
 class TurnStartEvent(PiModel):
+    """A turn starts: one model call, then the tool calls it asked for."""
+
     type: Literal["turn_start"] = "turn_start"
 
 
 class TurnEndEvent(PiModel):
+    """A turn ended: the assistant ``message`` and the ``tool_results`` of its tool calls."""
+
     type: Literal["turn_end"] = "turn_end"
     message: Any
     tool_results: list[Any]
 
 
 class MessageStartEvent(PiModel):
+    """A message begins (for an assistant reply: before its first delta)."""
+
     type: Literal["message_start"] = "message_start"
     message: Any
 
 
 class MessageUpdateEvent(PiModel):
+    """An assistant reply grew: ``message`` is the partial reply, ``assistant_message_event`` the stream
+    event (e.g. ``text_delta`` with its ``delta``).
+    """
+
     type: Literal["message_update"] = "message_update"
     message: Any
     assistant_message_event: Any
 
 
 class MessageEndEvent(PiModel):
+    """A message is complete (user, assistant or tool result); ``message`` is final."""
+
     type: Literal["message_end"] = "message_end"
     message: Any
 
 
 class ToolExecutionStartEvent(PiModel):
+    """A tool call starts running with its validated ``args``."""
+
     type: Literal["tool_execution_start"] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
@@ -321,6 +337,8 @@ class ToolExecutionStartEvent(PiModel):
 
 
 class ToolExecutionUpdateEvent(PiModel):
+    """A running tool reported progress (its ``on_update`` callback): ``partial_result``."""
+
     type: Literal["tool_execution_update"] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
@@ -329,6 +347,8 @@ class ToolExecutionUpdateEvent(PiModel):
 
 
 class ToolExecutionEndEvent(PiModel):
+    """A tool call finished: ``result`` and ``is_error``."""
+
     type: Literal["tool_execution_end"] = "tool_execution_end"
     tool_call_id: str
     tool_name: str

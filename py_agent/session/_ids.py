@@ -39,6 +39,7 @@ def iso_from_ms(ms: int) -> str:
 
 
 def now_iso() -> str:
+    """The current time as pi writes it in sessions: ISO 8601 in UTC with milliseconds (``...Z``)."""
     return iso_from_ms(now_ms())
 
 

@@ -119,6 +119,8 @@ class MessageEntry(_Line):
 
 
 class ThinkingLevelChangeEntry(_Line):
+    """The session switched thinking level (``thinking_level``)."""
+
     type: Literal["thinking_level_change"] = "thinking_level_change"
     id: str
     parent_id: str | None
@@ -127,6 +129,8 @@ class ThinkingLevelChangeEntry(_Line):
 
 
 class ModelChangeEntry(_Line):
+    """The session switched model: ``provider`` and ``model_id`` (JSON ``modelId``)."""
+
     type: Literal["model_change"] = "model_change"
     id: str
     parent_id: str | None
