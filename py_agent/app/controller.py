@@ -721,6 +721,14 @@ class WebApp:
             problems = "; ".join(words)
             raise ValueError(f"This provider cannot be saved: {problems}") from None
 
+    def cmd_check_base_url(self, url: str) -> dict[str, Any]:
+        """The custom-provider form's check of a base URL as it is typed (see network.check_base_url)."""
+        try:
+            check_base_url(url)
+        except ValueError as error:
+            return {"ok": False, "problem": str(error)}
+        return {"ok": True}
+
     async def cmd_discover(self, provider: dict[str, Any], key: str = "") -> dict[str, Any]:
         """Ask a (possibly not yet saved) custom provider's server for its models."""
         custom = self._provider_from_args(provider)
@@ -838,6 +846,7 @@ APP_COMMANDS = tuple(
         ("sync_keys", WebApp.cmd_sync_keys),
         ("key_status", WebApp.cmd_key_status),
         ("custom_providers", WebApp.cmd_custom_providers),
+        ("check_base_url", WebApp.cmd_check_base_url),
         ("discover", WebApp.cmd_discover),
         ("save_custom_provider", WebApp.cmd_save_custom_provider),
         ("delete_custom_provider", WebApp.cmd_delete_custom_provider),
