@@ -192,9 +192,12 @@ def describe_error(
 
 
 def friendly_error(text: str) -> str:
-    """One line for a failed request outside a chat (e.g. a key test): ours, then the provider's words."""
+    """One line for a failed key test (the dialog says what to do): ``401: invalid x-api-key`` for
+    an HTTP error with a message, else the words of :func:`describe_error`."""
     view = describe_error(text)
     quote = view.get("quote")
+    if view["kind"] == "http" and quote and "status" in view:
+        return f"{view['status']}: {quote}"
     return f"{view['text']} {name_quote(quote)}" if quote else str(view["text"])
 
 

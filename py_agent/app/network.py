@@ -86,7 +86,7 @@ def check_base_url(url: str, origin: str | None = None) -> str:
     if not text:
         raise ValueError("Enter the server's base URL, e.g. http://localhost:11434.")
     if any(c.isspace() for c in text):
-        raise ValueError(f"“{text}” is not a URL: it contains spaces.")
+        raise ValueError(f"“{text}” is not a URL: it contains spaces (a URL looks like http://localhost:11434).")
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     if "://" not in text or not scheme:
