@@ -266,4 +266,5 @@ def model_summary(model: Model, *, has_key: bool) -> dict[str, Any]:
         "hasKey": has_key,
         "thinkingLevels": list(get_supported_thinking_levels(model)),
         "demo": model.provider == DEMO_PROVIDER,
+        "local": is_local_model(model),
     }
