@@ -621,7 +621,8 @@ class WebApp:
         context = Context(messages=[UserMessage(content=KEY_TEST_PROMPT)])
         message = await complete_simple(model, context, SimpleStreamOptions(api_key=key, max_tokens=64))
         if message.stop_reason in ("error", "aborted"):
-            text = friendly_error(message.error_message or "the request failed").replace(key, "[redacted key]")
+            label = provider_info(provider).label
+            text = friendly_error(message.error_message or "the request failed", label).replace(key, "[redacted key]")
             return self.keys.redact(text)
         return None
 

@@ -154,7 +154,8 @@ def describe_error(
     (py_agent/app/network.py ``unreachable_advice``); ``kept``: part of the reply arrived.
     """
     info = classify_error(error_message, stop_reason)
-    name = label or provider or "The provider"
+    name = label or provider or "the provider"
+    subject = name[:1].upper() + name[1:]
     kept_note = " The part that arrived is kept." if kept else ""
     if info.kind == "unreachable":
         text = f"The request never reached {name}: no connection could be made."
@@ -165,7 +166,7 @@ def describe_error(
     elif info.kind == "cut_off":
         text = f"The reply was cut off before its end.{kept_note} Retry to ask again."
     elif info.kind == "timeout":
-        text = f"The provider did not answer in time ({name} sent no reply). Retry, or check that it is up."
+        text = f"The provider did not answer in time. Retry, or check that {name} is up."
     elif info.kind == "stalled":
         text = (
             f"The provider sent nothing for {info.detail}, so the reply was stopped (the stall timeout is in "
@@ -180,7 +181,7 @@ def describe_error(
     elif info.kind == "interrupted":
         text = error_message or "Interrupted."
     elif info.kind == "http":
-        text = _http_text(info.status, name, info.detail)
+        text = _http_text(info.status, subject, info.detail)
     else:
         text = "The request failed."
     view: dict[str, Any] = {"kind": info.kind, "text": text}
@@ -191,10 +192,10 @@ def describe_error(
     return view
 
 
-def friendly_error(text: str) -> str:
+def friendly_error(text: str, label: str = "") -> str:
     """One line for a failed key test (the dialog says what to do): ``401: invalid x-api-key`` for
     an HTTP error with a message, else the words of :func:`describe_error`."""
-    view = describe_error(text)
+    view = describe_error(text, label=label)
     quote = view.get("quote")
     if view["kind"] == "http" and quote and "status" in view:
         return f"{view['status']}: {quote}"
