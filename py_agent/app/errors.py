@@ -182,12 +182,12 @@ def describe_error(
         text = error_message or "Interrupted."
     elif info.kind == "http":
         text = _http_text(info.status, subject, info.detail)
-    else:
-        text = "The request failed."
+    else:  # not a provider's words: ours, cleaned
+        text = f"The request failed: {info.quote}" if info.quote else "The request failed."
     view: dict[str, Any] = {"kind": info.kind, "text": text}
     if info.status is not None:
         view["status"] = info.status
-    if info.quote and info.kind in ("http", "other"):
+    if info.quote and info.kind == "http":
         view["quote"] = info.quote
     return view
 

@@ -151,7 +151,8 @@ def test_no_python_exception_text_or_library_link_reaches_the_page() -> None:
     view = describe_error("Invalid stream arguments: ValidationError: bad")
     assert_readable(view)
     other = describe_error("RuntimeError: something odd happened")
-    assert other["kind"] == "other" and other["quote"] == "something odd happened"
+    assert other["kind"] == "other" and other["text"] == "The request failed: something odd happened"
+    assert "quote" not in other
 
 
 def test_stop_says_what_was_kept_only_when_something_was() -> None:
