@@ -8,6 +8,7 @@ and the model picker's ranking (exact and prefix matches first, newest first, "l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -79,6 +80,7 @@ def test_long_messages_collapse_behind_show_more(app: App) -> None:
     assert full[0] >= full[1] - 1, full
     # A short message has no such button.
     app.type_and_enter("short")
+    page.locator("#transcript .msg.user .user-text", has_text="short").wait_for()
     app.wait_idle()
     assert page.locator("#transcript .msg.user").last.locator("button.show-more").count() == 0
 
@@ -177,7 +179,7 @@ def picker_ids(app: App, query: str) -> list[tuple[str, str]]:
     page = app.page
     search = page.locator("#model-search")
     search.fill(query)
-    page.wait_for_timeout(250)  # debounced
+    page.locator("#model-list").and_(page.locator(f"[data-query={json.dumps(query)}]")).wait_for()
     rows = page.locator(".model-row").evaluate_all("els => els.map(e => [e.dataset.provider, e.dataset.id])")
     return [(str(p), str(i)) for p, i in rows]
 

@@ -96,14 +96,16 @@ export async function pickModel(current) {
 
   async function refresh() {
     const mine = ++seq;
+    const query = search.value;
     const result = await py("search_models", {
-      query: search.value,
+      query,
       reasoning: thinking.getAttribute("aria-pressed") === "true",
       vision: vision.getAttribute("aria-pressed") === "true",
     });
     if (mine !== seq) return;
     models = result.models;
     render();
+    list.dataset.query = query; // what the list shows (tests wait for it)
   }
 
   let timer = null;
