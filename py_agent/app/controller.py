@@ -702,7 +702,10 @@ class WebApp:
 
     def _provider_from_args(self, provider: dict[str, Any]) -> CustomProvider:
         base_url = provider.get("baseUrl", provider.get("base_url"))
-        check_base_url(base_url if isinstance(base_url, str) else "")  # a reason, before pydantic's words
+        # A reason, before pydantic's words. Through the proxy, the page never calls the URL itself:
+        # no mixed content then.
+        via_proxy = bool(provider.get("useProxy")) and self._proxy_url() is not None
+        check_base_url(base_url if isinstance(base_url, str) else "", "" if via_proxy else None)
         if not str(provider.get("name") or "").strip():
             raise ValueError("Give the provider a name.")
         data = {
@@ -722,10 +725,10 @@ class WebApp:
             problems = "; ".join(words)
             raise ValueError(f"This provider cannot be saved: {problems}") from None
 
-    def cmd_check_base_url(self, url: str) -> dict[str, Any]:
+    def cmd_check_base_url(self, url: str, use_proxy: bool = False) -> dict[str, Any]:
         """The custom-provider form's check of a base URL as it is typed (see network.check_base_url)."""
         try:
-            check_base_url(url)
+            check_base_url(url, "" if use_proxy and self._proxy_url() is not None else None)
         except ValueError as error:
             return {"ok": False, "problem": str(error)}
         return {"ok": True}

@@ -369,3 +369,17 @@ def test_local_finds_local_and_custom_providers_by_name(ollama: CustomProvider) 
         assert [m.id for m in search_models("team gateway")][:1] == ["team-model"]
     finally:
         unregister_custom_provider(lan.name)
+
+
+async def test_mixed_content_does_not_apply_through_the_proxy() -> None:
+    app = await make_app()
+    await dispatch(app, "init", origin=ORIGIN)
+    provider = {"name": "LAN", "kind": "vllm", "baseUrl": "http://192.168.1.20:8000", "models": ["m"]}
+    refused = await dispatch(app, "save_custom_provider", provider=provider, discover=False)
+    assert "mixed content" in refused["error"]
+    assert (await dispatch(app, "check_base_url", url=provider["baseUrl"]))["ok"] is False
+    await dispatch(app, "set_setting", key="proxyUrl", value="https://proxy.example")
+    assert (await dispatch(app, "check_base_url", url=provider["baseUrl"], use_proxy=True))["ok"] is True
+    saved = await dispatch(app, "save_custom_provider", provider={**provider, "useProxy": True}, discover=False)
+    assert saved["ok"] is True
+    await dispatch(app, "delete_custom_provider", name="LAN")

@@ -227,7 +227,7 @@ function providerForm(existing, done, types) {
       urlProblem.hidden = true;
       return false;
     }
-    const r = await py("check_base_url", { url: value });
+    const r = await py("check_base_url", { url: value, use_proxy: viaProxy.checked });
     if (url.value.trim() !== value) return r.ok; // typed on meanwhile
     if (r.ok) url.removeAttribute("aria-invalid");
     else url.setAttribute("aria-invalid", "true");
@@ -241,6 +241,7 @@ function providerForm(existing, done, types) {
   models.value = (currentKind?.models ?? []).join(", ");
   const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
   viaProxy.checked = Boolean(existing?.useProxy);
+  viaProxy.addEventListener("change", () => url.value.trim() && checkUrl());
   kind.addEventListener("change", () => {
     if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
     if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
