@@ -453,8 +453,8 @@ class ChatSession:
         self.agent.state.messages = self.session.build_context().agent_messages()
 
     async def retry(self, entry_id: str | None = None) -> None:
-        """Ask again for a reply that failed or was stopped: a new branch beside it (the failed
-        reply stays in the session, on its own branch)."""
+        """Ask again for a reply (Retry on a failed or stopped one, Regenerate on any other): a new
+        branch beside it, as an edit makes; the earlier reply stays in the session on its own branch."""
         self._check_writable()
         self._check_idle()
         target = self.session.get(entry_id) if entry_id else self.session.leaf

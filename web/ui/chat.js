@@ -1,6 +1,7 @@
 // The conversation: renders the transcript Python sends (items: {entryId, message, branch?}),
 // the reply being streamed (pulled once per animation frame), tool calls with their progress and
-// results, errors with Retry, branch switchers and inline editing of your own messages.
+// results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
+// switchers, inline editing of your own messages and "Show more" for long ones.
 
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
