@@ -56,7 +56,7 @@ async function main() {
   const dispatch = await entry.start(receive, db, tabKeyStore(), JSON.stringify(options));
   entry.destroy?.();
   connect(dispatch);
-  app.init = await py("init");
+  app.init = await py("init", { origin: location.origin }); // advice names this page's origin
   applyTheme(app.init.settings.theme ?? "system");
   buildUi();
   for (const notice of app.init.notices) toast(notice, "warn");

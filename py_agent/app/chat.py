@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,8 +47,9 @@ from ..session import (
     to_json_value,
 )
 from .catalog import provider_info
+from .errors import classify_error, describe_error
 from .keys import KeyRing
-from .network import explain_connection_error, provider_transport
+from .network import provider_transport, unreachable_advice
 from .plugin import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
@@ -271,9 +273,7 @@ class ChatSession:
     async def _on_message_end(self, message: Any) -> None:
         role = role_of(message)
         if role == "assistant" and isinstance(message, AssistantMessage) and message.error_message:
-            help_text = explain_connection_error(message.provider, message.error_message)
-            if help_text and help_text not in message.error_message:
-                message.error_message = f"{message.error_message} {help_text}"
+            # What to do about it is worked out when shown (error_view), so it names the page's origin.
             message.error_message = self.keys.redact(message.error_message)
         entry = self.session.append_message(message)
         self._unsaved.append(entry)
@@ -453,8 +453,8 @@ class ChatSession:
         self.agent.state.messages = self.session.build_context().agent_messages()
 
     async def retry(self, entry_id: str | None = None) -> None:
-        """Ask again for a reply that failed or was stopped: a new branch beside it (the failed
-        reply stays in the session, on its own branch)."""
+        """Ask again for a reply (Retry on a failed or stopped one, Regenerate on any other): a new
+        branch beside it, as an edit makes; the earlier reply stays in the session on its own branch."""
         self._check_writable()
         self._check_idle()
         target = self.session.get(entry_id) if entry_id else self.session.leaf
@@ -556,6 +556,9 @@ class ChatSession:
         its place in the tree (edits of a user message, retries of a reply)."""
         item: dict[str, Any] = {"entryId": entry.id, "message": entry.message}
         role = entry.message.get("role")
+        view = error_view(entry.message) if role == "assistant" else None
+        if view is not None:
+            item["errorView"] = view
         siblings = [
             s.id
             for s in self.session.children(entry.parent_id)
@@ -611,6 +614,64 @@ class ChatSession:
 
     def _emit_transcript(self) -> None:
         self._emit("transcript", {"sessionId": self.id, "items": self.transcript()})
+
+
+def has_content(message: dict[str, Any]) -> bool:
+    """Whether a reply has something to show (text, thinking or a tool call)."""
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if (kind == "text" and str(block.get("text") or "").strip()) or kind == "toolCall":
+            return True
+        if kind == "thinking" and str(block.get("thinking") or "").strip():
+            return True
+    return False
+
+
+def error_view(message: dict[str, Any]) -> dict[str, Any] | None:
+    """How the page shows a failed or stopped reply (py_agent/app/errors.py); ``None`` for others."""
+    stop = message.get("stopReason")
+    if stop not in ("error", "aborted"):
+        return None
+    error = message.get("errorMessage")
+    error = error if isinstance(error, str) else None
+    provider = str(message.get("provider") or "")
+    info = classify_error(error, str(stop))
+    advice = unreachable_advice(provider, browser=info.cors_suspected) if info.kind == "unreachable" else ""
+    return describe_error(
+        error,
+        stop_reason=str(stop),
+        provider=provider,
+        label=provider_info(provider).label,
+        advice=advice,
+        kept=has_content(message),
+    )
+
+
+def estimate_tokens(messages: Sequence[Any], extra_text: str = "") -> int:
+    """pi's estimate: characters / 4 over the text of every message (an image counts 1200 tokens)."""
+    chars = len(extra_text)
+    images = 0
+    for message in messages:
+        data = message_to_json(message) if not isinstance(message, dict) else message
+        content = data.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        for block in content or []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                chars += len(str(block.get("text") or ""))
+            elif kind == "thinking":
+                chars += len(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                chars += len(str(block.get("name") or "")) + len(json.dumps(block.get("arguments") or {}))
+            elif kind == "image":
+                images += 1
+    return -(-chars // 4) + images * 1200
 
 
 def _plain(value: Any) -> Any:

@@ -24,6 +24,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import __version__
 from ..ai.custom import (
     DEFAULT_BASE_URLS,
@@ -43,12 +45,12 @@ from ..session import Session, detach_attachments, export_with_attachments, impo
 from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
-from .chat import ChatSession
+from .chat import ChatSession, estimate_tokens
 from .commands import CommandError, CommandTable, method_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
-from .errors import friendly_error
+from .errors import clean_text, friendly_error
 from .keys import KeyRing, TabKeyStore
-from .network import uses_proxy
+from .network import check_base_url, discovery_problem, set_page_origin, uses_proxy
 from .plugin import Plugin, load_plugins
 from .plugins import default_plugins
 from .reliability import idle_timeout_setting
@@ -141,11 +143,15 @@ class WebApp:
                 result = await result
         except StorageError as error:
             return json.dumps({"error": describe_storage_error(error), "kind": error.kind})
+        except ValidationError as error:  # pydantic's words name classes and link to its documentation
+            problems = "; ".join(clean_text(str(e.get("msg", ""))) for e in error.errors())
+            return json.dumps({"error": self.keys.redact(f"Invalid input: {problems}")})
         except (ValueError, TypeError, KeyError) as error:
-            return json.dumps({"error": self.keys.redact(str(error) or type(error).__name__)})
+            return json.dumps({"error": self.keys.redact(str(error) or "Invalid input.")})
         except Exception as error:  # a bug: report it readably, keep the app running
             print(self.keys.redact(f"py-agent: {command} failed:\n{traceback.format_exc()}"), file=sys.stderr)
-            return json.dumps({"error": self.keys.redact(f"Something went wrong ({type(error).__name__}: {error}).")})
+            detail = clean_text(str(error)) or "an internal error"
+            return json.dumps({"error": self.keys.redact(f"Something went wrong: {detail}.")})
         return json.dumps(result if result is not None else {}, ensure_ascii=False)
 
     # ---- start -----------------------------------------------------------------------------------
@@ -193,7 +199,9 @@ class WebApp:
         self.settings[key] = value
         await self.backend.kv_put("settings", key, value)
 
-    def cmd_init(self) -> dict[str, Any]:
+    def cmd_init(self, origin: str = "") -> dict[str, Any]:
+        """``origin``: the page's ``location.origin`` (advice about CORS and mixed content names it)."""
+        set_page_origin(origin)
         return {
             "version": __version__,
             "settings": self._public_settings(),
@@ -533,6 +541,15 @@ class WebApp:
             await self.chat.set_system_prompt(prompt)
         return {}
 
+    def cmd_check_send(self, text: str) -> dict[str, Any]:
+        """Whether sending ``text`` now would exceed the model's context window (pi's chars/4 estimate)."""
+        model = self.chat.model if self.chat is not None else self.default_model()
+        history = list(self.chat.agent.state.messages) if self.chat is not None else []
+        prompt = self.chat.system_prompt if self.chat is not None else self._system_prompt()
+        tokens = estimate_tokens(history, prompt + text)
+        window = model.context_window
+        return {"tokens": tokens, "contextWindow": window, "over": bool(window) and tokens > window}
+
     def cmd_search_models(self, query: str = "", reasoning: bool = False, vision: bool = False) -> dict[str, Any]:
         current = self.chat.model if self.chat is not None else self.default_model()
         models = search_models(query, current=current, reasoning=reasoning, vision=vision, has_key=self.keys.has)
@@ -604,7 +621,8 @@ class WebApp:
         context = Context(messages=[UserMessage(content=KEY_TEST_PROMPT)])
         message = await complete_simple(model, context, SimpleStreamOptions(api_key=key, max_tokens=64))
         if message.stop_reason in ("error", "aborted"):
-            text = friendly_error(message.error_message or "the request failed").replace(key, "[redacted key]")
+            label = provider_info(provider).label
+            text = friendly_error(message.error_message or "the request failed", label).replace(key, "[redacted key]")
             return self.keys.redact(text)
         return None
 
@@ -683,6 +701,13 @@ class WebApp:
         }
 
     def _provider_from_args(self, provider: dict[str, Any]) -> CustomProvider:
+        base_url = provider.get("baseUrl", provider.get("base_url"))
+        # A reason, before pydantic's words. Through the proxy, the page never calls the URL itself:
+        # no mixed content then.
+        via_proxy = bool(provider.get("useProxy")) and self._proxy_url() is not None
+        check_base_url(base_url if isinstance(base_url, str) else "", "" if via_proxy else None)
+        if not str(provider.get("name") or "").strip():
+            raise ValueError("Give the provider a name.")
         data = {
             k: v
             for k, v in provider.items()
@@ -693,7 +718,20 @@ class WebApp:
         manual = provider.get("models")
         if isinstance(manual, list):
             data["models"] = [m for m in manual if isinstance(m, str | dict) and m]
-        return CustomProvider.model_validate(data)
+        try:
+            return CustomProvider.model_validate(data)
+        except ValidationError as error:  # readable, without pydantic's wording or links
+            words = (clean_text(str(e.get("msg", ""))).removeprefix("Value error, ") for e in error.errors())
+            problems = "; ".join(words)
+            raise ValueError(f"This provider cannot be saved: {problems}") from None
+
+    def cmd_check_base_url(self, url: str, use_proxy: bool = False) -> dict[str, Any]:
+        """The custom-provider form's check of a base URL as it is typed (see network.check_base_url)."""
+        try:
+            check_base_url(url, "" if use_proxy and self._proxy_url() is not None else None)
+        except ValueError as error:
+            return {"ok": False, "problem": str(error)}
+        return {"ok": True}
 
     async def cmd_discover(self, provider: dict[str, Any], key: str = "") -> dict[str, Any]:
         """Ask a (possibly not yet saved) custom provider's server for its models."""
@@ -703,10 +741,8 @@ class WebApp:
         try:
             models = await discover_models(probe, self._discovery_transport(custom))
         except DiscoveryError as error:
-            return {
-                "ok": False,
-                "problem": self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error)),
-            }
+            text = discovery_problem(error, custom)
+            return {"ok": False, "problem": self.keys.redact(text.replace(key, "[redacted key]") if key else text)}
         return {"ok": True, "models": [m.id for m in models]}
 
     def _discovery_transport(self, custom: CustomProvider) -> ProxyTransport | None:
@@ -733,7 +769,17 @@ class WebApp:
                 found = {m.id for m in discovered}
                 models = discovered + [m for m in models if m.id not in found]
             except DiscoveryError as error:
-                problem = self.keys.redact(str(error).replace(key, "[redacted key]") if key else str(error))
+                text = discovery_problem(error, custom)
+                problem = self.keys.redact(text.replace(key, "[redacted key]") if key else text)
+        if not models:
+            # Saved without a model, the provider could never be picked: ask for model ids instead.
+            listed = "the server could not be asked for its models" if problem else "the server lists no model"
+            return {
+                "ok": False,
+                "needModels": True,
+                "problem": f"Not saved: {listed}. Type the model ids to use (comma-separated), then save again."
+                + (f" ({problem})" if problem else ""),
+            }
         if original_name and original_name != custom.name:
             await self.backend.kv_delete("providers", original_name)
             unregister_custom_provider(original_name)
@@ -791,6 +837,7 @@ APP_COMMANDS = tuple(
         ("set_thinking", WebApp.cmd_set_thinking),
         ("set_system_prompt", WebApp.cmd_set_system_prompt),
         ("search_models", WebApp.cmd_search_models),
+        ("check_send", WebApp.cmd_check_send),
         ("panel_message", WebApp.cmd_panel_message),
         ("lock_state", WebApp.cmd_lock_state),
         ("tool_settings", WebApp.cmd_tool_settings),
@@ -803,6 +850,7 @@ APP_COMMANDS = tuple(
         ("sync_keys", WebApp.cmd_sync_keys),
         ("key_status", WebApp.cmd_key_status),
         ("custom_providers", WebApp.cmd_custom_providers),
+        ("check_base_url", WebApp.cmd_check_base_url),
         ("discover", WebApp.cmd_discover),
         ("save_custom_provider", WebApp.cmd_save_custom_provider),
         ("delete_custom_provider", WebApp.cmd_delete_custom_provider),

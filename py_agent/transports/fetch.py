@@ -35,9 +35,8 @@ def cors_error_message(url: str, detail: str) -> str:
     return (
         f"{detail or 'Failed to fetch'} ({host}). The browser refused or could not complete the request: "
         "this is how it reports a server that does not allow calls from this page (CORS), an unreachable "
-        "host and being offline alike. If the provider does not allow browser requests, configure a CORS "
-        "proxy in the settings."
-    )
+        "host and being offline alike."
+    )  # what to do depends on the provider: py_agent/app/network.py unreachable_advice
 
 
 def _js_error_text(error: BaseException) -> str:

@@ -127,7 +127,7 @@ export function renderToolParts({ name, args, status, result, partial }) {
     for (const edit of a.edits) body.append(diffBlock(`-${edit?.oldText ?? ""}\n+${edit?.newText ?? ""}`));
   }
   const output = resultText(shown);
-  const quiet = (name === "write" || name === "edit") && !isError;
+  const quiet = name === "edit" && !isError; // its diff says it; write's result says what was written
   if ((output && !quiet) || running) {
     body.append(el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (status === "streaming" ? "Preparing…" : "Running…")));
   } else if (status === "interrupted") {

@@ -1,6 +1,7 @@
 // The conversation: renders the transcript Python sends (items: {entryId, message, branch?}),
 // the reply being streamed (pulled once per animation frame), tool calls with their progress and
-// results, errors with Retry, branch switchers and inline editing of your own messages.
+// results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
+// switchers, inline editing of your own messages and "Show more" for long ones.
 
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -8,6 +9,25 @@ import { toolRenderer } from "./extensions.js";
 
 const WINDOW = 80; // messages rendered at once; earlier ones on demand
 const STICK_PX = 80;
+const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed
+const LONG_LINES = 14;
+
+// A failed or stopped reply, as py_agent/app/errors.py describes it (item.errorView): our words,
+// then the provider's own as a quote. Older pages' items without a view fall back to friendlyError.
+function errorWords(item) {
+  const m = item.message ?? {};
+  const view = item.errorView;
+  if (view) return { text: view.text, quote: view.quote ?? "" };
+  if (m.stopReason === "aborted") {
+    if (String(m.errorMessage ?? "").startsWith("Interrupted")) return { text: m.errorMessage, quote: "" };
+    return { text: hasContent(m) ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.", quote: "" };
+  }
+  return { text: friendlyError(m.errorMessage || "The request failed."), quote: "" };
+}
+
+function hasContent(message) {
+  return (message?.content ?? []).some((b) => (b?.type === "text" && b.text?.trim()) || (b?.type === "thinking" && b.thinking?.trim()) || b?.type === "toolCall");
+}
 
 function textOf(message) {
   const content = message?.content;
@@ -161,8 +181,10 @@ export class ChatView {
     }
     if (role === "assistant") {
       const m = item.message;
-      if (m.stopReason === "error") announce(`The reply failed: ${friendlyError(m.errorMessage)}`);
-      else if (m.stopReason === "aborted") announce("The reply was stopped.");
+      if (m.stopReason === "error") {
+        const { text, quote } = errorWords(item);
+        announce(`The reply failed: ${text}${quote ? ` The provider said: ${quote}` : ""}`);
+      } else if (m.stopReason === "aborted") announce(errorWords(item).text);
       else if (!m.content?.some((b) => b.type === "toolCall")) announce("Reply complete.");
     }
     if (role === "user") this.scrollToBottom();
@@ -196,7 +218,9 @@ export class ChatView {
 
   renderUser(item) {
     const text = textOf(item.message);
-    const bubble = h("div", { class: "bubble" }, h("div", { class: "user-text", text }));
+    const body = h("div", { class: "user-text", text });
+    const bubble = h("div", { class: "bubble" }, body);
+    if (text.length > LONG_CHARS || text.split("\n").length > LONG_LINES) bubble.append(this.collapser(body, text));
     const actions = h("div", { class: "msg-actions" });
     const article = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
     if (item.branch) actions.append(this.branchSwitcher(item));
@@ -206,6 +230,23 @@ export class ChatView {
     copy.addEventListener("click", () => copyText(text, copy));
     actions.append(edit, copy);
     return article;
+  }
+
+  // "Show more" / "Show less" for a long message: it starts clipped to a few lines.
+  collapser(body, text) {
+    const lines = text.split("\n").length;
+    const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
+    const set = (open) => {
+      body.classList.toggle("collapsed", !open);
+      body.style.maxHeight = open ? "" : "14em";
+      body.style.overflow = open ? "" : "hidden";
+      body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
+    };
+    button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
+    set(false);
+    return button;
   }
 
   startEdit(article, item) {
@@ -302,18 +343,10 @@ export class ChatView {
     }
     const isLast = index === this.lastAssistantIndex(index);
     if (m.stopReason === "error" || m.stopReason === "aborted") {
-      const interrupted = String(m.errorMessage ?? "").startsWith("Interrupted");
-      const text =
-        m.stopReason === "error"
-          ? friendlyError(m.errorMessage || "The request failed.")
-          : interrupted
-            ? m.errorMessage
-            : "Stopped. The partial reply is kept.";
-      const box = h(
-        "div",
-        { class: `msg-error ${m.stopReason}`, role: m.stopReason === "error" ? "alert" : "status" },
-        h("span", { class: "msg-error-text", text }),
-      );
+      const { text, quote } = errorWords(item);
+      const words = h("span", { class: "msg-error-text", text });
+      if (quote) words.append(" ", h("span", { class: "msg-error-quote" }, "The provider said: ", h("q", { text: quote })));
+      const box = h("div", { class: `msg-error ${m.stopReason}`, role: m.stopReason === "error" ? "alert" : "status" }, words);
       if (isLast && item.entryId) {
         const retry = h("button", { type: "button", class: "btn small retry", "aria-label": "Retry this reply" }, icon("retry"), "Retry");
         retry.addEventListener("click", () => this.onRetry(item.entryId));
@@ -332,6 +365,13 @@ export class ChatView {
       );
     }
     if (m.model) foot.append(h("span", { class: "model-tag", text: m.model }));
+    if (item.entryId && m.stopReason !== "error" && m.stopReason !== "aborted") {
+      // A new reply to the same messages, on a new branch (the versions stay reachable).
+      const regenerate = iconButton("retry", "Regenerate this reply", { class: "small regenerate" });
+      regenerate.disabled = this.streaming;
+      regenerate.addEventListener("click", () => this.onRetry(item.entryId));
+      foot.append(regenerate);
+    }
     const text = textOf(m);
     if (text) {
       const copy = iconButton("copy", "Copy reply", { class: "small" });
@@ -509,8 +549,8 @@ export class ChatView {
   }
 
   refreshActions() {
-    for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry")) {
-      if (button.classList.contains("retry") || button.closest(".branch") || button.classList.contains("edit-msg")) {
+    for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry, .regenerate")) {
+      if (button.classList.contains("retry") || button.classList.contains("regenerate") || button.closest(".branch") || button.classList.contains("edit-msg")) {
         if (this.streaming) button.setAttribute("disabled", "");
         else if (!button.closest(".branch")) button.removeAttribute("disabled");
       }

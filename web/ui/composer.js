@@ -2,7 +2,9 @@
 // Alt+Enter as a follow-up (shown as queued until delivered); Escape or Stop aborts; Shift+Enter
 // is a newline, and Enter that confirms an IME composition never sends.
 
-import { h, icon, iconButton } from "./dom.js";
+import { h, icon, iconButton, formatTokens } from "./dom.js";
+import { confirmDialog } from "./dialogs.js";
+import { py } from "./bridge.js";
 
 const MAX_HEIGHT = 240;
 
@@ -43,6 +45,7 @@ export class Composer {
     if (!text.trim() || this.busy || this.readOnly) return;
     this.busy = true;
     try {
+      if (!this.streaming && !(await this.fitsContext(text))) return;
       const accepted = await this.onSubmit(text, mode, this.streaming);
       if (accepted) {
         // Only what was sent is removed: text typed meanwhile stays.
@@ -54,6 +57,22 @@ export class Composer {
       this.busy = false;
       this.update();
     }
+  }
+
+  // More tokens than the model's context window (pi's estimate, characters / 4): ask first, since
+  // the provider will most likely refuse it (py_agent/app/controller.py check_send).
+  async fitsContext(text) {
+    let check;
+    try {
+      check = await py("check_send", { text });
+    } catch {
+      return true; // no estimate: let the provider decide
+    }
+    if (!check.over) return true;
+    return confirmDialog(
+      `With this message the conversation is about ${formatTokens(check.tokens)} tokens, more than this model's context window (${formatTokens(check.contextWindow)} tokens). The provider will probably refuse it, or cost a lot. Shorten the message, start a new chat or choose a model with a larger window. Send anyway?`,
+      { title: "Longer than the model's context window", confirmLabel: "Send anyway" },
+    );
   }
 
   restore(texts) {

@@ -1,5 +1,6 @@
-// The model picker: search (fuzzy, by provider, id and name) over the built-in catalogue, custom
-// providers' models and the offline demo; filters for thinking and vision; keyboard throughout
+// The model picker: search over the built-in catalogue, custom providers' models and the offline
+// demo, ranked by py_agent/app/catalog.py (exact and prefix matches on id or name first, newest
+// first; "local" finds the models served on this computer); filters for thinking and vision; keyboard throughout
 // (type to search, arrows to move, Enter to pick, Escape to close).
 
 import { h, icon, formatContext, formatPrice } from "./dom.js";
@@ -78,7 +79,7 @@ export async function pickModel(current) {
             m.reasoning ? h("span", { class: "cap", title: "Can think (reasoning)" }, icon("brain")) : null,
             m.vision ? h("span", { class: "cap", title: "Reads images" }, icon("eye")) : null,
             m.contextWindow ? h("span", { text: `${formatContext(m.contextWindow)} context` }) : null,
-            h("span", { text: m.demo ? "Offline" : formatPrice(m.cost) }),
+            h("span", { text: m.demo ? "Offline" : m.local ? "On this computer" : formatPrice(m.cost) }),
             h("span", { class: `key-state ${m.requiresKey && !m.hasKey ? "missing" : ""}`, text: keyState }),
           ),
         );
@@ -95,14 +96,16 @@ export async function pickModel(current) {
 
   async function refresh() {
     const mine = ++seq;
+    const query = search.value;
     const result = await py("search_models", {
-      query: search.value,
+      query,
       reasoning: thinking.getAttribute("aria-pressed") === "true",
       vision: vision.getAttribute("aria-pressed") === "true",
     });
     if (mine !== seq) return;
     models = result.models;
     render();
+    list.dataset.query = query; // what the list shows (tests wait for it)
   }
 
   let timer = null;

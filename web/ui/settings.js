@@ -142,8 +142,8 @@ async function renderProviders(panel, { rerender, app }) {
       status.textContent = "Asking the server…";
       try {
         const r = await py("save_custom_provider", { provider: toArgs(p, serverTypes), original_name: p.name, discover: true });
-        status.textContent = r.warning ? r.warning : `${r.models.length} models`;
-        if (!r.warning) rerender();
+        status.textContent = r.needModels ? r.problem : r.warning ? r.warning : `${r.models.length} models`;
+        if (!r.warning && !r.needModels) rerender();
       } catch (error) {
         status.textContent = error.message;
       } finally {
@@ -216,13 +216,32 @@ function providerForm(existing, done, types) {
   const selected = () => types.find((t) => t.value === kind.value) ?? types[0];
   const name = h("input", { class: "input", id: "provider-name", type: "text", required: true, placeholder: "e.g. My Ollama", autocomplete: "off" });
   name.value = existing?.name ?? "";
-  const url = h("input", { class: "input mono", id: "provider-url", type: "url", required: true, placeholder: "http://localhost:11434", autocomplete: "off", spellcheck: "false" });
+  const url = h("input", { class: "input mono", id: "provider-url", type: "url", required: true, placeholder: "http://localhost:11434", autocomplete: "off", spellcheck: "false", "aria-describedby": "provider-url-problem" });
   url.value = existing?.baseUrl ?? selected().defaultBaseUrl;
+  // Checked where it is typed (py_agent/app/network.py check_base_url): the reason, never a guess.
+  const urlProblem = h("p", { class: "form-error field-problem", id: "provider-url-problem", role: "alert", hidden: true });
+  const checkUrl = async () => {
+    const value = url.value.trim();
+    if (!value) {
+      url.removeAttribute("aria-invalid");
+      urlProblem.hidden = true;
+      return false;
+    }
+    const r = await py("check_base_url", { url: value, use_proxy: viaProxy.checked });
+    if (url.value.trim() !== value) return r.ok; // typed on meanwhile
+    if (r.ok) url.removeAttribute("aria-invalid");
+    else url.setAttribute("aria-invalid", "true");
+    urlProblem.textContent = r.ok ? "" : r.problem;
+    urlProblem.hidden = r.ok;
+    return r.ok;
+  };
+  url.addEventListener("change", checkUrl);
   const key = h("input", { class: "input mono", id: "provider-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional" });
-  const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)" });
+  const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)", "aria-describedby": "provider-models-note" });
   models.value = (currentKind?.models ?? []).join(", ");
   const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
   viaProxy.checked = Boolean(existing?.useProxy);
+  viaProxy.addEventListener("change", () => url.value.trim() && checkUrl());
   kind.addEventListener("change", () => {
     if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
     if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
@@ -240,6 +259,10 @@ function providerForm(existing, done, types) {
       useProxy: viaProxy.checked,
     });
   test.addEventListener("click", async () => {
+    if (!(await checkUrl())) {
+      url.focus();
+      return;
+    }
     test.disabled = true;
     out.className = "discovery";
     out.textContent = "Asking the server for its models…";
@@ -248,7 +271,9 @@ function providerForm(existing, done, types) {
       if (r.ok) {
         out.className = "discovery ok";
         const shown = r.models.slice(0, 8).join(", ");
-        out.textContent = r.models.length ? `Found ${r.models.length} model${r.models.length === 1 ? "" : "s"}: ${shown}${r.models.length > 8 ? ", …" : ""}` : "Connected, but the server lists no model.";
+        out.textContent = r.models.length
+          ? `Found ${r.models.length} model${r.models.length === 1 ? "" : "s"}: ${shown}${r.models.length > 8 ? ", …" : ""}`
+          : "Connected, but the server lists no model: type the model ids to use in Models.";
       } else {
         out.className = "discovery bad";
         out.textContent = r.problem;
@@ -264,9 +289,9 @@ function providerForm(existing, done, types) {
   // One row per form field a server type may show (its "fields" list says which it does).
   const fields = {
     name: h("label", { class: "field" }, h("span", { text: "Name" }), name),
-    baseUrl: h("label", { class: "field" }, h("span", { text: "Base URL" }), url),
+    baseUrl: h("div", { class: "field" }, h("label", { for: "provider-url", text: "Base URL" }), url, urlProblem),
     apiKey: h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
-    models: h("label", { class: "field" }, h("span", { text: "Models" }), models),
+    models: h("div", { class: "field" }, h("label", { for: "provider-models", text: "Models" }), models, h("p", { class: "muted small", id: "provider-models-note", text: "Needed when the server does not list its models." })),
     useProxy: h("label", { class: "check" }, viaProxy, h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" })),
   };
   const showFields = () => {
@@ -290,6 +315,11 @@ function providerForm(existing, done, types) {
     if (!a.name || !a.baseUrl) {
       out.className = "discovery bad";
       out.textContent = "A name and a base URL are needed.";
+      (a.name ? url : name).focus();
+      return;
+    }
+    if (!(await checkUrl())) {
+      url.focus();
       return;
     }
     save.disabled = true;
@@ -297,6 +327,16 @@ function providerForm(existing, done, types) {
     out.textContent = "Saving and asking the server for its models…";
     try {
       const r = await py("save_custom_provider", { provider: a, key: key.value, original_name: existing?.name ?? null, discover: true });
+      if (r.needModels) {
+        // Nothing to pick from: not saved; the model ids are asked for instead.
+        out.className = "discovery bad";
+        out.textContent = r.problem;
+        fields.models.hidden = false;
+        models.setAttribute("aria-invalid", "true");
+        models.focus();
+        return;
+      }
+      models.removeAttribute("aria-invalid");
       key.value = "";
       if (r.warning) {
         out.className = "discovery bad";
@@ -319,20 +359,28 @@ function providerForm(existing, done, types) {
 // ---- tools ----
 
 async function renderTools(panel, { rerender }) {
-  const { settings, tools } = await py("tool_settings");
+  const { settings: loaded, tools } = await py("tool_settings");
+  // Every change updates this one copy at once and saves it in order, so a quick second change
+  // builds on the first instead of on what was loaded.
+  let settings = loaded;
   const disabled = new Set(settings.disabled_tools);
-  const save = async (next) => {
-    await py("set_tool_settings", { settings: next });
-    rerender();
+  let saving = Promise.resolve();
+  const save = (next) => {
+    settings = { ...next, disabled_tools: [...disabled] };
+    const snapshot = settings;
+    saving = saving.then(() => py("set_tool_settings", { settings: snapshot })).catch(() => {});
+    saving.then(() => {
+      if (settings === snapshot) rerender();
+    });
+    return saving;
   };
   const rows = tools.map((name) => {
     const box = h("input", { type: "checkbox", id: `tool-${name}` });
     box.checked = !disabled.has(name);
     box.addEventListener("change", () => {
-      const next = new Set(disabled);
-      if (box.checked) next.delete(name);
-      else next.add(name);
-      save({ ...settings, disabled_tools: [...next] });
+      if (box.checked) disabled.delete(name);
+      else disabled.add(name);
+      save(settings);
     });
     return h("li", {}, h("label", { class: "check" }, box, h("span", { class: "mono", text: name })));
   });

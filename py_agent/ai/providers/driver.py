@@ -47,7 +47,7 @@ from ..types import (
     to_stream_options,
 )
 from .assembler import Assembler
-from .errors import ABORTED_MESSAGE, ProviderError, format_delay
+from .errors import ABORTED_MESSAGE, MID_REPLY_MARKER, ProviderError, format_delay
 from .retry import send_with_retries
 
 
@@ -153,7 +153,7 @@ class StreamCall:
                     except (AbortError, ProviderError):
                         raise
                     except Exception as error:
-                        raise ProviderError(f"Connection error: {error_text(error)}") from None
+                        raise ProviderError(f"Connection error: {MID_REPLY_MARKER} {error_text(error)}") from None
                 else:
                     next_task = asyncio.ensure_future(iterator.__anext__())
                     waiters: set[asyncio.Future[Any]] = {next_task}
@@ -176,7 +176,7 @@ class StreamCall:
                     except Exception as error:
                         if signal is not None and signal.aborted:
                             raise AbortError() from None
-                        raise ProviderError(f"Connection error: {error_text(error)}") from None
+                        raise ProviderError(f"Connection error: {MID_REPLY_MARKER} {error_text(error)}") from None
                 if chunk:
                     yield chunk
         finally:

@@ -8,6 +8,9 @@ from typing import Any
 from .._util import MAX_JSON_DEPTH, json_stringify, json_too_deep
 
 ABORTED_MESSAGE = "Request was aborted"
+MID_REPLY_MARKER = "lost mid-reply:"
+"""After ``Connection error:``, marks a connection that broke while the body arrived (the request
+itself got through; py_agent/app/errors.py tells the two apart)."""
 
 
 MAX_ERROR_BODY_CHARS = 4000
