@@ -193,12 +193,12 @@ def test_folder_upload_rename_delete_download_and_reload(browser: Any, base_url:
 
 
 def test_the_chat_keeps_its_room_beside_the_panel_and_phones_get_a_sheet(browser: Any, base_url: str) -> None:
-    app = open_app(browser, base_url, viewport={"width": 1280, "height": 860})
+    app = open_app(browser, base_url, viewport={"width": 1150, "height": 860})
     page = app.page
     try:
         start_saved_chat(app)
         open_files(app)
-        main = page.locator("main").bounding_box()
+        main = page.locator("#chat").bounding_box()
         side = page.locator("#side-panel").bounding_box()
         assert main is not None and side is not None
         assert main["width"] >= 26 * 16 and side["x"] >= main["x"] + main["width"] - 1
@@ -209,7 +209,7 @@ def test_the_chat_keeps_its_room_beside_the_panel_and_phones_get_a_sheet(browser
 
         # A window too narrow for both: the panel slides over the chat, which keeps its width.
         page.set_viewport_size({"width": 900, "height": 800})
-        main = page.locator("main").bounding_box()
+        main = page.locator("#chat").bounding_box()
         assert main is not None and main["width"] >= 900 - 17 * 16 - 1
         page.locator("#side-panel-close").click()
         page.locator("#side-panel").wait_for(state="hidden")
