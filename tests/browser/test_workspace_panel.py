@@ -1,6 +1,6 @@
 """The Files panel as a place the user fills (web/sandbox/preview.js, py_agent/browser/workspace.py):
-upload a folder (picker) and files (picker, and a folder dropped onto the panel), new file, rename,
-delete, download one and all; a file over the limit is refused with a clear message while the rest
+upload a folder (picker) and files (picker, and files and a folder dropped onto the panel), new file
+(edited in place), rename, delete, download one and all; a file over the limit is refused with a clear message while the rest
 is added; everything is back after a reload. The chat keeps its room beside the panel, and on a
 phone the panel is a full-screen sheet."""
 
@@ -40,6 +40,15 @@ DROP_FOLDER = """() => {
   const event = new Event("drop", { bubbles: true, cancelable: true });
   Object.defineProperty(event, "dataTransfer", { value: {
     types: ["Files"], files: [], items: [{ kind: "file", webkitGetAsEntry: () => dropped }] } });
+  document.querySelector("#side-panel .pa-preview").dispatchEvent(event);
+  return event.defaultPrevented;
+}"""
+
+
+DROP_FILES = """() => {
+  const data = new DataTransfer();
+  data.items.add(new File(["loose"], "loose.txt", { type: "text/plain" }));
+  const event = new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: data });
   document.querySelector("#side-panel .pa-preview").dispatchEvent(event);
   return event.defaultPrevented;
 }"""
@@ -125,6 +134,13 @@ def test_folder_upload_rename_delete_download_and_reload(browser: Any, base_url:
         # A folder dropped onto the panel (DataTransferItem.webkitGetAsEntry), walked to the end.
         assert page.evaluate(DROP_FOLDER) is True
         wait_for(page, lambda: {"dropped/one.txt", "dropped/sub/two.txt"} <= set(listed(page)))
+        # Plain files dropped (no entries to walk): the DataTransfer's files.
+        assert page.evaluate(DROP_FILES) is True
+        wait_for(page, lambda: "loose.txt" in listed(page))
+        assert panel.locator("pre.pa-text").inner_text() == "loose"
+        panel_button(panel, "Delete").click()
+        panel.get_by_role("button", name="Delete file").click()
+        wait_for(page, lambda: "loose.txt" not in listed(page))
 
         # Rename (a taken name is refused and what was typed stays), then the preview follows.
         panel.locator(".pa-file", has_text="project/src/main.py").click()
@@ -148,10 +164,14 @@ def test_folder_upload_rename_delete_download_and_reload(browser: Any, base_url:
 
         # New file.
         panel_button(panel, "New file").click()
-        panel.get_by_label("New file name (folders with /)").fill("todo/next.md")
+        panel.get_by_label("New file name (folders with /)").fill("todo/next.txt")
         panel.get_by_role("button", name="Create", exact=True).click()
-        wait_for(page, lambda: "todo/next.md" in listed(page))
-        assert panel.locator(".pa-view-title").inner_text() == "todo/next.md"
+        wait_for(page, lambda: "todo/next.txt" in listed(page))
+        assert panel.locator(".pa-view-title").inner_text() == "todo/next.txt"
+        # It opens in the editor; Save writes it.
+        panel.get_by_label("Contents of todo/next.txt").fill("- try the upload\n")
+        panel.get_by_role("button", name="Save", exact=True).click()
+        panel.locator("pre.pa-text", has_text="- try the upload").wait_for()
 
         final = sorted(
             [
@@ -161,7 +181,7 @@ def test_folder_upload_rename_delete_download_and_reload(browser: Any, base_url:
                 "project/README.md",
                 "project/src/app.py",
                 "project/src/data/numbers.csv",
-                "todo/next.md",
+                "todo/next.txt",
             ]
         )
         assert listed(page) == final
@@ -178,6 +198,7 @@ def test_folder_upload_rename_delete_download_and_reload(browser: Any, base_url:
         assert sorted(archive.namelist()) == final
         assert archive.read("project/src/app.py").decode() == FOLDER["project/src/main.py"]
         assert archive.read("dropped/sub/two.txt") == b"two"
+        assert archive.read("todo/next.txt") == b"- try the upload\n"
 
         # A reload: the session and its files are back.
         page.reload()

@@ -22,6 +22,7 @@ const IMAGE_TYPES = {
 };
 const MAX_TABLE_ROWS = 1000;
 const MAX_TEXT_CHARS = 2_000_000;
+const MAX_EDIT_BYTES = 1_000_000;
 
 function extension(path) {
   const name = path.split("/").pop();
@@ -212,10 +213,11 @@ export class WorkspacePreview {
     this.form = el("div", { class: "pa-form-slot" });
     this.list = el("ul", { class: "pa-files", "aria-label": "Workspace files" });
     this.viewTitle = el("span", { class: "pa-view-title" });
+    this.editButton = this._button("Edit", () => this.edit());
     this.renameButton = this._button("Rename", () => this.showRename());
     this.deleteButton = this._button("Delete", () => this.showDelete());
     this.downloadButton = this._button("Download", () => this.downloadSelected());
-    for (const button of [this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = true;
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = true;
     this.content = el("div", { class: "pa-view-content" });
     this.dropHint = el("div", { class: "pa-drop-hint", "aria-hidden": "true", text: "Drop files or folders to add them" });
     this.root = el("section", { class: "pa-preview", "aria-label": title },
@@ -227,7 +229,7 @@ export class WorkspacePreview {
         this.list,
         el("section", { class: "pa-view", "aria-live": "polite", "aria-label": "Selected file" },
           el("div", { class: "pa-view-header" }, this.viewTitle,
-            el("div", { class: "pa-actions" }, this.renameButton, this.deleteButton, this.downloadButton)),
+            el("div", { class: "pa-actions" }, this.editButton, this.renameButton, this.deleteButton, this.downloadButton)),
           this.content)),
       this.dropHint);
     this._dragDepth = 0;
@@ -278,6 +280,11 @@ export class WorkspacePreview {
         el("p", { class: "pa-hint", text: "You can also drop files and folders here." })));
     }
     const stillThere = this.files.some((f) => f.path === this.selected);
+    if (this.editing && stillThere) {
+      // Never replace what the user is typing: the editor stays until Save or Cancel.
+      this.dirtySelection = false;
+      return;
+    }
     if (select && this.files.some((f) => f.path === select)) this.select(select);
     else if (!stillThere) this.select(null);
     else if (this.dirtySelection) this.select(this.selected);
@@ -292,12 +299,13 @@ export class WorkspacePreview {
   select(path) {
     if (path !== this.selected && this.form.dataset.for && this.form.dataset.for !== "new") this.closeForm();
     this.selected = path;
+    this.editing = null;
     this._clearUrls();
     for (const button of this.list.querySelectorAll(".pa-file")) {
       if (button.dataset.path === path) button.setAttribute("aria-current", "true");
       else button.removeAttribute("aria-current");
     }
-    for (const button of [this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = !path;
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = !path;
     this.viewTitle.textContent = path ?? "";
     if (!path) {
       this.content.replaceChildren(el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }));
@@ -305,11 +313,59 @@ export class WorkspacePreview {
     }
     const bytes = this.source.read(path);
     if (!bytes) {
+      this.editButton.disabled = true;
       this.content.replaceChildren(el("p", { class: "pa-hint", text: "This file no longer exists." }));
       return;
     }
+    this.editButton.disabled = bytes.length > MAX_EDIT_BYTES || previewKind(path) === "image" || decodeText(bytes) === null;
     this.content.replaceChildren(this.render(path, bytes));
     this.content.dataset.kind = previewKind(path);
+  }
+
+  /** Edit the selected text file in place; Save writes it, Cancel (or Esc) keeps the file as it was. */
+  edit() {
+    const path = this.selected;
+    const bytes = path ? this.source.read(path) : null;
+    const text = bytes ? decodeText(bytes) : null;
+    if (text === null) return;
+    const id = `pa-edit-${Math.random().toString(36).slice(2, 8)}`;
+    const area = el("textarea", { id, class: "pa-editor", spellcheck: "false" });
+    area.value = text;
+    const save = el("button", { type: "submit", class: "pa-button pa-primary", text: "Save" });
+    const cancel = this._button("Cancel", () => this.select(path));
+    const error = el("p", { class: "pa-form-error", role: "alert" });
+    const form = el("form", { class: "pa-edit" }, el("label", { for: id, text: `Contents of ${path}` }), area,
+      el("div", { class: "pa-actions" }, save, cancel), error);
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        this.select(path);
+        this.editButton.focus();
+      }
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      save.disabled = true;
+      try {
+        const outcome = JSON.parse(await this.source.add(path, new TextEncoder().encode(area.value)));
+        if (outcome.error) {
+          error.textContent = outcome.error;
+          return;
+        }
+        this._say(`Saved ${path}.`);
+        this.select(path);
+        this.editButton.focus();
+      } catch (failure) {
+        error.textContent = String(failure?.message ?? failure);
+      } finally {
+        save.disabled = false;
+      }
+    });
+    this.editButton.disabled = true;
+    this.editing = path;
+    this.content.replaceChildren(form);
+    area.focus();
   }
 
   render(path, bytes) {
@@ -452,7 +508,7 @@ export class WorkspacePreview {
     return { form, error };
   }
 
-  _nameForm(kind, label, value, submitText, returnFocus, run) {
+  _nameForm(kind, label, value, submitText, returnFocus, run, then = null) {
     const id = `pa-${kind}-${Math.random().toString(36).slice(2, 8)}`;
     const input = el("input", { id, class: "pa-input", type: "text", autocomplete: "off", spellcheck: "false" });
     input.value = value;
@@ -479,6 +535,7 @@ export class WorkspacePreview {
         clearTimeout(this.pending);
         this.pending = null;
         this.refresh(outcome.path);
+        then?.(outcome.path);
       } catch (failure) {
         error.textContent = String(failure?.message ?? failure);
       } finally {
@@ -492,7 +549,7 @@ export class WorkspacePreview {
   }
 
   showNewFile() {
-    this._nameForm("new", "New file name (folders with /)", "", "Create", this.newButton, (name) => this.source.create(name));
+    this._nameForm("new", "New file name (folders with /)", "", "Create", this.newButton, (name) => this.source.create(name), () => this.edit());
   }
 
   showRename() {
