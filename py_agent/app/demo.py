@@ -299,6 +299,11 @@ def _subagent_step(turn: _Turn) -> list[Any]:
     )
 
 
+def _returned(output: str) -> str:
+    """What a ``javascript`` run returned (its ``=> value`` line)."""
+    return next((line[3:] for line in output.splitlines() if line.startswith("=> ")), "see its card")
+
+
 def _final_step(turn: _Turn) -> list[Any]:
     lines: list[str] = []
 
@@ -318,7 +323,7 @@ def _final_step(turn: _Turn) -> list[Any]:
         )
     if (result := outcome("javascript")) is not None:
         lines.append(
-            f"**javascript** drew `{CHART_PATH}` (totals: {result[0].splitlines()[-1].removeprefix('=> ')}); "
+            f"**javascript** drew `{CHART_PATH}` (totals: {_returned(result[0])}); "
             "the Files panel shows it in a sandboxed preview."
             if not result[1]
             else "**javascript** ran; its card shows what happened."

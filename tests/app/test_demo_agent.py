@@ -37,6 +37,10 @@ from py_agent.core.types import AgentTool, AgentToolResult
 from py_agent.tools.workspace import Workspace
 
 TOUR_REQUEST = "Show me the agent at work on a sample data file"
+# What the page's javascript tool answers for the script's code (console, value, files written).
+JAVASCRIPT_OUTPUT = (
+    "chart.svg: 3 bars\n=> North 3763.00, South 2793.00, West 2420.00\n[Workspace: wrote chart.svg (620B)]"
+)
 
 
 class Recorder:
@@ -78,7 +82,7 @@ def javascript_tool(workspace: Workspace, calls: list[str]) -> AgentTool:
         calls.append(params["code"])
         bars = "".join(f'<rect width="{n}"/>' for n in (240, 178, 154))
         await workspace.write("chart.svg", f"<svg>{bars}</svg>", source="javascript")
-        return AgentToolResult(content=[TextContent(text="=> North 3763.00, South 2793.00, West 2420.00")])
+        return AgentToolResult(content=[TextContent(text=JAVASCRIPT_OUTPUT)])
 
     return AgentTool(name="javascript", description="JavaScript", execute=execute)
 

@@ -64,6 +64,7 @@ def test_the_demo_runs_the_real_tools_offline_from_the_welcome_suggestion(browse
         wait_for(page, lambda: "is an SVG chart with 3 bars" in (subagent.text_content() or ""))
         assert "is a table of 9 rows with the columns month, region, units, price" in (subagent.text_content() or "")
         assert "North leads with 42%" in (done.text_content() or "")
+        assert "(totals: North 3763.00, South 2793.00, West 2420.00)" in (done.text_content() or "")
 
         # The chart is previewed in the Files panel, in sandboxed frames only.
         page.locator("#side-panel").wait_for(state="visible", timeout=20_000)

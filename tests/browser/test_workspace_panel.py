@@ -222,11 +222,13 @@ def test_the_chat_keeps_its_room_beside_the_panel_and_phones_get_a_sheet(browser
         main = page.locator("#chat").bounding_box()
         side = page.locator("#side-panel").bounding_box()
         assert main is not None and side is not None
-        assert main["width"] >= 26 * 16 and side["x"] >= main["x"] + main["width"] - 1
+        assert main["width"] >= 30 * 16 and side["x"] >= main["x"] + main["width"] - 1
         for selector in ("#model-button", "#input"):
             box = page.locator(selector).bounding_box()
             assert box is not None and box["x"] + box["width"] <= side["x"] + 1, selector
         assert page.locator("#input").bounding_box()["width"] >= 300  # type: ignore[index]
+        label = page.locator("#model-button .model-label")
+        assert label.evaluate("(e) => e.scrollWidth <= e.clientWidth"), "the model's name is cut"
 
         # A window too narrow for both: the panel slides over the chat, which keeps its width.
         page.set_viewport_size({"width": 900, "height": 800})
