@@ -581,7 +581,12 @@ function globalKeys(event) {
 // ---------------------------------------------------------------------------------------------
 // Welcome (first run) and the empty state
 
+// The first four run the demo agent's scripts (py_agent/app/demo.py, AGENT_SCRIPTS) with the real tools.
 const SUGGESTIONS = [
+  ["Watch the agent work (files, Python, JavaScript, subagents)", "Show me the agent at work on a sample data file"],
+  ["Analyse a CSV with Python", "Analyse a sample CSV file with Python"],
+  ["Draw a chart with JavaScript", "Draw a chart of the sample data with JavaScript"],
+  ["Run subagents in parallel", "Run two subagents in parallel on the sample data"],
   ["Show me what this app can do", "Show me what this app can do"],
   ["Write some code", "Write some code: a debounce helper"],
   ["Give me a long answer", "Give me a long answer"],

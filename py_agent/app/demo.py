@@ -3,18 +3,49 @@
 It lets anyone try the interface without a key: replies stream at a visible pace, render Markdown
 and code, show a thinking block when a thinking level is set, and can demonstrate a failure
 (ask it for an "error") so that retry can be tried. It never makes a network request.
+
+It is also a scripted *agent* (:data:`AGENT_SCRIPTS`): asked to show "the agent at work" (or to
+analyse, chart, or run subagents in parallel), it calls the session's real tools one step per
+reply: writes a sample CSV, runs Python on it (a table and a summary), runs JavaScript that draws
+an SVG chart (the workspace panel previews it), and runs two subagents in parallel, which are this
+same model answering ``"Task: ..."`` (:func:`_child_reply`). Each step is chosen from the
+conversation alone (the replies since the last user message), so it needs no state; steps whose
+tool the session lacks are left out.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ai import faux
+from ..ai._interop import get_field
 from ..ai.models import REQUIRES_API_KEY_FIELD, get_model, register_model
 from ..ai.registry import ApiProvider, register_api_provider
-from ..ai.types import AssistantMessage, Context, Model, SimpleStreamOptions, TextContent, ThinkingContent
+from ..ai.types import (
+    AssistantMessage,
+    Context,
+    Model,
+    SimpleStreamOptions,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    role_of,
+)
 
-__all__ = ["DEMO_MODEL_ID", "DEMO_MODEL_NAME", "DEMO_PROVIDER", "demo_model", "demo_reply", "register_demo_model"]
+__all__ = [
+    "AGENT_SCRIPTS",
+    "DEMO_MODEL_ID",
+    "DEMO_MODEL_NAME",
+    "DEMO_PROVIDER",
+    "SAMPLE_CSV",
+    "SAMPLE_CSV_PATH",
+    "agent_script",
+    "demo_model",
+    "demo_reply",
+    "register_demo_model",
+]
 
 DEMO_PROVIDER = "demo"
 DEMO_MODEL_ID = "demo-scripted"
@@ -118,8 +149,281 @@ def _long_text() -> str:
     return "## A long answer\n\n" + "\n\n".join(paragraphs)
 
 
+# ---- the scripted agent ------------------------------------------------------------------------
+
+SAMPLE_CSV_PATH = "data/sales.csv"
+SAMPLE_CSV = """month,region,units,price
+2026-01,North,120,9.50
+2026-01,South,95,9.50
+2026-01,West,60,11.00
+2026-02,North,134,9.50
+2026-02,South,101,9.50
+2026-02,West,72,11.00
+2026-03,North,150,9.00
+2026-03,South,98,9.50
+2026-03,West,88,11.00
+"""
+CHART_PATH = "chart.svg"
+
+PYTHON_CODE = """import csv, json
+from collections import defaultdict
+
+rows = list(csv.DictReader(open("data/sales.csv")))
+revenue, units = defaultdict(float), defaultdict(int)
+for row in rows:
+    revenue[row["region"]] += int(row["units"]) * float(row["price"])
+    units[row["region"]] += int(row["units"])
+
+print(f"{'region':<8}{'units':>7}{'revenue':>11}")
+for region in sorted(revenue, key=revenue.get, reverse=True):
+    print(f"{region:<8}{units[region]:>7}{revenue[region]:>11.2f}")
+total = sum(revenue.values())
+best = max(revenue, key=revenue.get)
+share = revenue[best] / total
+print(f"Summary: {len(rows)} rows, {len(revenue)} regions, revenue {total:.2f}; {best} leads with {share:.0%}.")
+summary = {"revenue": revenue, "units": units, "total": round(total, 2), "best": best}
+json.dump(summary, open("summary.json", "w"), indent=2)
+"""
+
+JAVASCRIPT_CODE = """const text = await workspace.read("data/sales.csv");
+const totals = {};
+for (const line of text.trim().split("\\n").slice(1)) {
+  const [, region, units, price] = line.split(",");
+  totals[region] = (totals[region] ?? 0) + Number(units) * Number(price);
+}
+const entries = Object.entries(totals).sort((a, b) => b[1] - a[1]);
+const max = Math.max(...entries.map(([, value]) => value));
+const bars = entries.map(([region, value], i) => {
+  const width = Math.round((value / max) * 240);
+  const y = 44 + i * 46;
+  return `<text x="12" y="${y + 21}">${region}</text>` +
+    `<rect x="72" y="${y}" width="${width}" height="32" rx="4" fill="#4a7cff"/>` +
+    `<text x="${80 + width}" y="${y + 21}">${value.toFixed(0)}</text>`;
+});
+const height = 64 + entries.length * 46;
+const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="${height}" font-size="14"
+  font-family="system-ui, sans-serif">
+  <text x="12" y="26" font-size="16" font-weight="600">Revenue by region, Q1 2026</text>
+  ${bars.join("\\n  ")}
+</svg>`;
+await workspace.write("chart.svg", svg);
+console.log(`chart.svg: ${entries.length} bars`);
+return entries.map(([region, value]) => `${region} ${value.toFixed(2)}`).join(", ");
+"""
+
+Step = Callable[["_Turn"], list[Any]]
+
+
+class _Turn:
+    """What the script reads from the conversation: the request, the tools, and the results so far."""
+
+    def __init__(self, context: Context, options: SimpleStreamOptions) -> None:
+        self.context = context
+        self.options = options
+        messages = list(context.messages)
+        last_user = max((i for i, m in enumerate(messages) if role_of(m) == "user"), default=-1)
+        since = messages[last_user + 1 :]
+        self.replies = sum(1 for m in since if role_of(m) == "assistant")
+        self.results: dict[str, tuple[str, bool]] = {}
+        for message in since:
+            if role_of(message) == "toolResult":
+                name = str(get_field(message, "tool_name") or "")
+                self.results[name] = (
+                    _content_text(get_field(message, "content")),
+                    bool(get_field(message, "is_error")),
+                )
+        self.tools = {str(get_field(tool, "name")) for tool in context.tools or []}
+        self.request = _last_user_text(context)
+
+    def thinking(self, text: str) -> list[Any]:
+        return [ThinkingContent(thinking=text)] if self.options.reasoning else []
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        str(get_field(block, "text") or "") for block in content or [] if get_field(block, "type") == "text"
+    )
+
+
+def _call(turn: _Turn, thought: str, text: str, name: str, arguments: dict[str, Any]) -> list[Any]:
+    return [*turn.thinking(thought), TextContent(text=text), faux.faux_tool_call(name, arguments)]
+
+
+def _write_step(turn: _Turn) -> list[Any]:
+    return _call(
+        turn,
+        "Start with data to work on: a small sales table, written with the write tool.",
+        f"First, a small data file to work on: three months of sales in three regions, saved as `{SAMPLE_CSV_PATH}`.",
+        "write",
+        {"path": SAMPLE_CSV_PATH, "content": SAMPLE_CSV},
+    )
+
+
+def _python_step(turn: _Turn) -> list[Any]:
+    return _call(
+        turn,
+        "Analyse the file with the python tool: revenue per region, a table and a one-line summary.",
+        "Now Python (Pyodide, in a sandboxed worker of this page) reads the file, prints a table and a summary, "
+        "and saves `summary.json`:",
+        "python",
+        {"title": "Summarising the sales", "code": PYTHON_CODE},
+    )
+
+
+def _javascript_step(turn: _Turn) -> list[Any]:
+    return _call(
+        turn,
+        "Chart it with the javascript tool: an SVG bar chart, which the Files panel previews.",
+        f"Next, JavaScript (a sandboxed worker) draws the totals as an SVG bar chart, `{CHART_PATH}`; "
+        "the Files panel opens on it:",
+        "javascript",
+        {"title": "Drawing the chart", "code": JAVASCRIPT_CODE},
+    )
+
+
+def _subagent_step(turn: _Turn) -> list[Any]:
+    second = CHART_PATH if "javascript" in turn.results else SAMPLE_CSV_PATH
+    return _call(
+        turn,
+        "Delegate two checks to subagents, run in parallel, each with its own context.",
+        "Finally, two subagents check the work in parallel, each in its own context with read-only tools:",
+        "subagent",
+        {
+            "tasks": [
+                {"agent": "scout", "task": f"Read {SAMPLE_CSV_PATH} and report what it holds."},
+                {"agent": "reviewer", "task": f"Read {second} and check it."},
+            ]
+        },
+    )
+
+
+def _returned(output: str) -> str:
+    """What a ``javascript`` run returned (its ``=> value`` line)."""
+    return next((line[3:] for line in output.splitlines() if line.startswith("=> ")), "see its card")
+
+
+def _final_step(turn: _Turn) -> list[Any]:
+    lines: list[str] = []
+
+    def outcome(name: str) -> tuple[str, bool] | None:
+        return turn.results.get(name)
+
+    if (result := outcome("write")) is not None:
+        lines.append(
+            f"**write** saved `{SAMPLE_CSV_PATH}`." if not result[1] else f"**write** failed: {result[0][:200]}"
+        )
+    if (result := outcome("python")) is not None:
+        summary = next((line for line in result[0].splitlines() if line.startswith("Summary:")), "")
+        lines.append(
+            f"**python** read it and printed a table. {summary}"
+            if summary and not result[1]
+            else "**python** ran; its card shows what happened."
+        )
+    if (result := outcome("javascript")) is not None:
+        lines.append(
+            f"**javascript** drew `{CHART_PATH}` (totals: {_returned(result[0])}); "
+            "the Files panel shows it in a sandboxed preview."
+            if not result[1]
+            else "**javascript** ran; its card shows what happened."
+        )
+    if (result := outcome("subagent")) is not None:
+        lines.append("**subagent** ran a scout and a reviewer in parallel; their findings are in its card.")
+    if not lines:
+        text = (
+            "This script needs the workspace tools, and they are turned off in this chat: turn them on in "
+            "Settings → Tools, then ask again."
+        )
+    else:
+        steps = "\n".join(f"{index}. {line}" for index, line in enumerate(lines, start=1))
+        text = (
+            f"## Done\n\n{steps}\n\nEvery card above is a real tool run in this page, and no request left it. "
+            "Open **Files** to look at, rename, download or add files; pick a real model in the model menu to "
+            "give the agent your own tasks."
+        )
+    return [*turn.thinking("Sum up what each tool did."), TextContent(text=text)]
+
+
+AGENT_SCRIPTS: dict[str, tuple[tuple[str, Step], ...]] = {
+    "tour": (
+        ("write", _write_step),
+        ("python", _python_step),
+        ("javascript", _javascript_step),
+        ("subagent", _subagent_step),
+    ),
+    "analyse": (("write", _write_step), ("python", _python_step)),
+    "chart": (("write", _write_step), ("javascript", _javascript_step)),
+    "parallel": (("write", _write_step), ("subagent", _subagent_step)),
+}
+"""The demo agent's scripts: each is the tool steps in order (a step whose tool the session lacks is
+left out), then a summary of the results."""
+
+
+def agent_script(request: str) -> str | None:
+    """The script a request asks for (a key of :data:`AGENT_SCRIPTS`), or ``None``."""
+    text = request.lower()
+    if "agent at work" in text or "tools at work" in text:
+        return "tour"
+    if "subagent" in text or "in parallel" in text:
+        return "parallel"
+    if "chart" in text:
+        return "chart"
+    if re.search(r"\banaly[sz]e\b", text):
+        return "analyse"
+    return None
+
+
+def _script_reply(name: str, turn: _Turn) -> list[Any]:
+    steps: Sequence[Step] = [step for tool, step in AGENT_SCRIPTS[name] if tool in turn.tools]
+    if turn.replies < len(steps):
+        return steps[turn.replies](turn)
+    return _final_step(turn)
+
+
+_PATH = re.compile(r"[\w./-]+\.\w+")
+
+
+def _child_reply(turn: _Turn) -> list[Any]:
+    """A subagent's answer to ``"Task: ..."``: read the file the task names, then report on it."""
+    match = _PATH.search(turn.request)
+    path = match.group(0).rstrip(".") if match else None
+    if path is not None and "read" in turn.tools and turn.replies == 0:
+        return _call(turn, f"Read {path} first.", f"Reading `{path}`.", "read", {"path": path})
+    result = turn.results.get("read")
+    if path is None or result is None:
+        return [TextContent(text="Nothing to check: the task names no file I can read.")]
+    text, failed = result
+    if failed:
+        return [TextContent(text=f"Could not read `{path}`: {text[:300]}")]
+    lines = [line for line in text.splitlines() if line.strip()]
+    if path.endswith(".svg"):
+        bars = text.count("<rect")
+        return [TextContent(text=f"`{path}` is an SVG chart with {bars} bars, one per region; it looks right.")]
+    if path.endswith(".csv") and lines:
+        return [
+            TextContent(
+                text=f"`{path}` is a table of {len(lines) - 1} rows with the columns {lines[0].replace(',', ', ')}."
+            )
+        ]
+    return [TextContent(text=f"`{path}` has {len(lines)} lines.")]
+
+
+def _is_child_task(context: Context) -> bool:
+    users = [m for m in context.messages if role_of(m) == "user"]
+    return len(users) == 1 and _last_user_text(context).startswith("Task:")
+
+
 def demo_reply(context: Context, options: SimpleStreamOptions) -> AssistantMessage:
     """The scripted reply to the conversation so far."""
+    if _is_child_task(context):
+        return faux.faux_assistant_message(_child_reply(_Turn(context, options)))
+    script = agent_script(_last_user_text(context))
+    if script is not None:
+        turn = _Turn(context, options)
+        content = _script_reply(script, turn)
+        stop = "toolUse" if any(isinstance(block, ToolCall) for block in content) else "stop"
+        return faux.faux_assistant_message(content, stop_reason=stop)
     text = _last_user_text(context).lower()
     blocks: list[Any] = []
     if options.reasoning:

@@ -9,6 +9,9 @@
 - :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
   session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
   :mod:`py_agent.session.attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
+- :func:`add_file`, :func:`create_file`, :func:`rename_file`, :func:`delete_file`: what the Files
+  panel does for the user (upload, new file, rename, delete); each raises :class:`WorkspaceError`
+  with a sentence for the user (:func:`user_error`) and leaves the workspace as it was.
 """
 
 from __future__ import annotations
@@ -26,21 +29,29 @@ from ..tools.settings import ToolSettings
 from ..tools.workspace import (
     MemoryWorkspaceStore,
     Workspace,
+    WorkspaceError,
     WorkspaceStore,
     files_from_export,
+    normalize_path,
     workspace_attachment,
 )
 
 __all__ = [
+    "PANEL_SOURCE",
     "SettingsSource",
     "WorkspacePlatform",
+    "add_file",
+    "create_file",
+    "delete_file",
     "delete_workspace",
     "export_workspace",
     "import_workspace",
     "open_workspace",
+    "rename_file",
     "restore_session_workspace",
     "session_workspace_attachment",
     "set_workspace_platform",
+    "user_error",
     "workspace_platform",
     "workspace_zip",
 ]
@@ -150,3 +161,78 @@ async def restore_session_workspace(session_id: str, data: Any) -> list[str]:
     workspace = await open_workspace(session_id)
     problems.extend(await workspace.restore(files))
     return problems
+
+
+# ---- what the Files panel does --------------------------------------------------------------
+
+PANEL_SOURCE = "panel"
+"""The ``source`` of the changes the user makes in the Files panel (never auto-opened)."""
+
+
+def _stored(data: bytes) -> str | bytes:
+    """UTF-8 text without NUL is kept as text (the tools read and grep it; the bytes round-trip
+    exactly); anything else as bytes."""
+    if b"\x00" in data:
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def user_error(error: BaseException) -> str:
+    """A sentence for the user about a failed change (storage full, limits, bad names)."""
+    text = str(error)
+    if "quota" in text.lower():
+        path = text.removeprefix("Could not save ").split(":", 1)[0]
+        return (
+            f"{path} was not saved: this browser's storage for the page is full. "
+            "Delete files or old chats to make room, then try again."
+        )
+    return text
+
+
+async def add_file(workspace: Workspace, path: str, data: bytes, *, source: str = PANEL_SOURCE) -> str:
+    """Add (or replace) an uploaded file; returns its workspace path."""
+    try:
+        return (await workspace.write(path, _stored(bytes(data)), source=source)).path
+    except WorkspaceError as error:
+        raise WorkspaceError(user_error(error)) from error
+
+
+async def create_file(workspace: Workspace, path: str, text: str = "") -> str:
+    """A new file (empty unless ``text``); refuses a name already taken."""
+    normalized = normalize_path(path)
+    if workspace.exists(normalized):
+        raise WorkspaceError(f"{normalized} already exists: pick another name")
+    try:
+        return (await workspace.write(normalized, text, source=PANEL_SOURCE)).path
+    except WorkspaceError as error:
+        raise WorkspaceError(user_error(error)) from error
+
+
+async def rename_file(workspace: Workspace, old: str, new: str) -> str:
+    """Move a file to a new path (folders in it are created); refuses a name already taken.
+    The new file is saved before the old one is removed, so a failure loses nothing."""
+    source, target = normalize_path(old), normalize_path(new)
+    file = workspace.get(source)
+    if file is None:
+        raise WorkspaceError(f"{source} no longer exists")
+    if target == source:
+        return source
+    if workspace.exists(target):
+        raise WorkspaceError(f"{target} already exists: pick another name")
+    try:
+        await workspace.write(target, file.data, mtime=file.mtime, source=PANEL_SOURCE)
+        await workspace.delete(source, source=PANEL_SOURCE)
+    except WorkspaceError as error:
+        raise WorkspaceError(user_error(error)) from error
+    return target
+
+
+async def delete_file(workspace: Workspace, path: str) -> bool:
+    """Delete a file (or a folder and what it holds); ``False`` when nothing was there."""
+    try:
+        return await workspace.delete(path, source=PANEL_SOURCE)
+    except WorkspaceError as error:
+        raise WorkspaceError(user_error(error)) from error

@@ -16,9 +16,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..app.workspace_store import WorkspacePlatform, open_workspace, workspace_zip
+from ..app.workspace_store import (
+    WorkspacePlatform,
+    add_file,
+    create_file,
+    delete_file,
+    open_workspace,
+    rename_file,
+    workspace_zip,
+)
 from ..core.types import AgentTool
-from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceFile
+from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceError, WorkspaceFile
 from .grep import make_browser_grep_searcher
 from .sandbox import SettingsSource, ffi, load_sandbox_api, make_javascript_tool, make_python_tool
 
@@ -91,8 +99,21 @@ async def open_page_workspace(session_id: str) -> Workspace:
     return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id))
 
 
+def _outcome(path: str | None = None, error: BaseException | None = None) -> str:
+    return json.dumps({"error": str(error)} if error is not None else {"path": path})
+
+
+def _bytes(data: Any) -> bytes:
+    """A Uint8Array (or ArrayBuffer) from the page, or bytes, as bytes."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data)
+    return bytes(data.to_bytes())
+
+
 class PreviewSource:
-    """What ``web/sandbox/preview.js`` reads: the file list, one file, the zip, and changes."""
+    """What ``web/sandbox/preview.js`` reads (the file list, one file, the zip, the limits, changes)
+    and does for the user (upload, new file, rename, delete). The changes answer JSON:
+    ``{"path": ...}`` or ``{"error": "a sentence for the user"}``."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -107,6 +128,48 @@ class PreviewSource:
 
     def zip(self) -> Any:
         return ffi().to_js(workspace_zip(self.workspace))
+
+    def limits(self) -> str:
+        limits = self.workspace.limits
+        return json.dumps(
+            {
+                "maxFileBytes": limits.max_file_bytes,
+                "maxTotalBytes": limits.max_total_bytes,
+                "maxFiles": limits.max_files,
+                "totalBytes": self.workspace.total_bytes,
+                "files": len(self.workspace),
+            }
+        )
+
+    def exists(self, path: str) -> bool:
+        try:
+            return self.workspace.exists(path)
+        except WorkspaceError:
+            return False
+
+    async def add(self, path: str, data: Any) -> str:
+        try:
+            return _outcome(await add_file(self.workspace, path, _bytes(data)))
+        except WorkspaceError as error:
+            return _outcome(error=error)
+
+    async def create(self, path: str) -> str:
+        try:
+            return _outcome(await create_file(self.workspace, path))
+        except WorkspaceError as error:
+            return _outcome(error=error)
+
+    async def rename(self, old: str, new: str) -> str:
+        try:
+            return _outcome(await rename_file(self.workspace, old, new))
+        except WorkspaceError as error:
+            return _outcome(error=error)
+
+    async def remove(self, path: str) -> str:
+        try:
+            return _outcome(path if await delete_file(self.workspace, path) else None)
+        except WorkspaceError as error:
+            return _outcome(error=error)
 
     def subscribe(self, callback: Callable[[str], Any]) -> Callable[[], None]:
         """``callback(json)`` after each change (``{kind, path, source}``); returns the remover."""

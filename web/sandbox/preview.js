@@ -1,7 +1,13 @@
-// The workspace panel: the session's files, a preview of the selected one, downloads.
+// The workspace panel: the session's files, a preview of the selected one, and what the user does
+// with them: upload files and whole folders (pickers, or drag-and-drop onto the panel), new file,
+// rename, delete, download one or all (zip).
 //
 //   const preview = new WorkspacePreview(element, source);   // source: py_agent.browser.workspace.PreviewSource
 //   preview.select("report.html");  preview.destroy();
+//
+// Changes go through `source` (Python), which keeps the files in IndexedDB; a change that fails
+// (storage full, a file over the limit, a name taken) is reported in the panel and changes nothing
+// else: the other files of an upload are still added, and a form keeps what was typed.
 //
 // HTML, SVG and Markdown are shown ONLY inside sandboxed frames (preview.html in
 // <iframe sandbox="allow-scripts">: opaque origin, no network, no page access); images as <img>
@@ -16,6 +22,7 @@ const IMAGE_TYPES = {
 };
 const MAX_TABLE_ROWS = 1000;
 const MAX_TEXT_CHARS = 2_000_000;
+const MAX_EDIT_BYTES = 1_000_000;
 
 function extension(path) {
   const name = path.split("/").pop();
@@ -49,6 +56,54 @@ function el(tag, props = {}, ...children) {
   }
   node.append(...children);
   return node;
+}
+
+/** A File's workspace path: its path inside a picked folder, else its name. */
+function pickedPath(file) {
+  return file.webkitRelativePath || file.name;
+}
+
+function hasFiles(dataTransfer) {
+  return [...(dataTransfer?.types ?? [])].includes("Files");
+}
+
+function entryFile(entry) {
+  return new Promise((resolve, reject) => entry.file(resolve, reject));
+}
+
+function readEntries(reader) {
+  return new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+}
+
+/**
+ * The files of a drop, folders walked (DataTransferItem.webkitGetAsEntry), as [{path, file}].
+ * The entries are taken synchronously, while the drop event is being handled: the browser
+ * empties the DataTransfer afterwards.
+ */
+export function droppedFiles(dataTransfer) {
+  const items = [...(dataTransfer?.items ?? [])].filter((item) => item.kind === "file");
+  const entries = items.map((item) => item.webkitGetAsEntry?.() ?? null);
+  if (!entries.length || entries.some((entry) => !entry)) {
+    const files = [...(dataTransfer?.files ?? [])];
+    return Promise.resolve(files.map((file) => ({ path: file.name, file })));
+  }
+  return (async () => {
+    const out = [];
+    const walk = async (entry) => {
+      if (entry.isFile) {
+        out.push({ path: entry.fullPath.replace(/^\/+/, ""), file: await entryFile(entry) });
+      } else if (entry.isDirectory) {
+        const reader = entry.createReader();
+        for (;;) {
+          const batch = await readEntries(reader); // at most 100 at a time: read until empty
+          if (!batch.length) break;
+          for (const child of batch) await walk(child);
+        }
+      }
+    };
+    for (const entry of entries) await walk(entry);
+    return out;
+  })();
 }
 
 function decodeText(bytes) {
@@ -144,28 +199,56 @@ export class WorkspacePreview {
     this.urls = [];
     this.pending = null;
     this.files = [];
+    this.busy = false;
 
+    this.fileInput = el("input", { type: "file", multiple: "", hidden: "", onchange: () => this._picked(this.fileInput) });
+    this.folderInput = el("input", { type: "file", multiple: "", webkitdirectory: "", hidden: "", onchange: () => this._picked(this.folderInput) });
     this.countEl = el("span", { class: "pa-count" });
-    this.zipButton = el("button", { type: "button", class: "pa-button", text: "Download all (.zip)", onclick: () => this.downloadAll() });
+    this.uploadButton = this._button("Upload files", () => this.fileInput.click());
+    this.folderButton = this._button("Upload folder", () => this.folderInput.click());
+    this.newButton = this._button("New file", () => this.showNewFile());
+    this.zipButton = this._button("Download all (.zip)", () => this.downloadAll());
+    this.status = el("p", { class: "pa-status", role: "status", "aria-live": "polite" });
+    this.errors = el("div", { class: "pa-errors", role: "alert" });
+    this.form = el("div", { class: "pa-form-slot" });
     this.list = el("ul", { class: "pa-files", "aria-label": "Workspace files" });
     this.viewTitle = el("span", { class: "pa-view-title" });
-    this.downloadButton = el("button", { type: "button", class: "pa-button", text: "Download", onclick: () => this.downloadSelected() });
-    this.downloadButton.disabled = true;
+    this.editButton = this._button("Edit", () => this.edit());
+    this.renameButton = this._button("Rename", () => this.showRename());
+    this.deleteButton = this._button("Delete", () => this.showDelete());
+    this.downloadButton = this._button("Download", () => this.downloadSelected());
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = true;
     this.content = el("div", { class: "pa-view-content" });
+    this.dropHint = el("div", { class: "pa-drop-hint", "aria-hidden": "true", text: "Drop files or folders to add them" });
     this.root = el("section", { class: "pa-preview", "aria-label": title },
-      el("header", { class: "pa-preview-header" }, el("h2", { text: title }), this.countEl, this.zipButton),
+      el("header", { class: "pa-preview-header" },
+        el("h2", { text: title }), this.countEl,
+        el("div", { class: "pa-actions" }, this.uploadButton, this.folderButton, this.newButton, this.zipButton)),
+      this.fileInput, this.folderInput, this.status, this.errors, this.form,
       el("div", { class: "pa-preview-body" },
         this.list,
-        el("section", { class: "pa-view", "aria-live": "polite" },
-          el("div", { class: "pa-view-header" }, this.viewTitle, this.downloadButton),
-          this.content)));
+        el("section", { class: "pa-view", "aria-live": "polite", "aria-label": "Selected file" },
+          el("div", { class: "pa-view-header" }, this.viewTitle,
+            el("div", { class: "pa-actions" }, this.editButton, this.renameButton, this.deleteButton, this.downloadButton)),
+          this.content)),
+      this.dropHint);
+    this._dragDepth = 0;
+    this.root.addEventListener("dragenter", (event) => this._drag(event, 1));
+    this.root.addEventListener("dragover", (event) => this._drag(event, 0));
+    this.root.addEventListener("dragleave", (event) => this._drag(event, -1));
+    this.root.addEventListener("drop", (event) => this._drop(event));
     element.replaceChildren(this.root);
     this.unsubscribe = source.subscribe((json) => this._changed(JSON.parse(json)));
     this.refresh();
   }
 
+  _button(text, onclick) {
+    return el("button", { type: "button", class: "pa-button", text, onclick });
+  }
+
   _changed(change) {
-    if (change.kind === "write" && change.source && change.source !== "import") this.autoSelect = change.path;
+    // The user's own changes select what they touched themselves; a tool's writes are followed.
+    if (change.kind === "write" && change.source && !["import", "panel"].includes(change.source)) this.autoSelect = change.path;
     if (change.kind !== "write" || change.path === this.selected) this.dirtySelection = true;
     if (this.pending) return;
     this.pending = setTimeout(() => {
@@ -188,8 +271,20 @@ export class WorkspacePreview {
       return el("li", {}, button);
     });
     this.list.replaceChildren(...items);
-    if (!this.files.length) this.list.append(el("li", { class: "pa-empty", text: "No files yet. Files the agent writes appear here." }));
+    if (!this.files.length) {
+      this.list.append(el("li", { class: "pa-empty" },
+        el("p", { text: "No files yet. Add your own for the agent to work on, or let it write some." }),
+        el("div", { class: "pa-actions" },
+          this._button("Upload files", () => this.fileInput.click()),
+          this._button("Upload folder", () => this.folderInput.click())),
+        el("p", { class: "pa-hint", text: "You can also drop files and folders here." })));
+    }
     const stillThere = this.files.some((f) => f.path === this.selected);
+    if (this.editing && stillThere) {
+      // Never replace what the user is typing: the editor stays until Save or Cancel.
+      this.dirtySelection = false;
+      return;
+    }
     if (select && this.files.some((f) => f.path === select)) this.select(select);
     else if (!stillThere) this.select(null);
     else if (this.dirtySelection) this.select(this.selected);
@@ -202,13 +297,15 @@ export class WorkspacePreview {
   }
 
   select(path) {
+    if (path !== this.selected && this.form.dataset.for && this.form.dataset.for !== "new") this.closeForm();
     this.selected = path;
+    this.editing = null;
     this._clearUrls();
     for (const button of this.list.querySelectorAll(".pa-file")) {
       if (button.dataset.path === path) button.setAttribute("aria-current", "true");
       else button.removeAttribute("aria-current");
     }
-    this.downloadButton.disabled = !path;
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = !path;
     this.viewTitle.textContent = path ?? "";
     if (!path) {
       this.content.replaceChildren(el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }));
@@ -216,11 +313,59 @@ export class WorkspacePreview {
     }
     const bytes = this.source.read(path);
     if (!bytes) {
+      this.editButton.disabled = true;
       this.content.replaceChildren(el("p", { class: "pa-hint", text: "This file no longer exists." }));
       return;
     }
+    this.editButton.disabled = bytes.length > MAX_EDIT_BYTES || previewKind(path) === "image" || decodeText(bytes) === null;
     this.content.replaceChildren(this.render(path, bytes));
     this.content.dataset.kind = previewKind(path);
+  }
+
+  /** Edit the selected text file in place; Save writes it, Cancel (or Esc) keeps the file as it was. */
+  edit() {
+    const path = this.selected;
+    const bytes = path ? this.source.read(path) : null;
+    const text = bytes ? decodeText(bytes) : null;
+    if (text === null) return;
+    const id = `pa-edit-${Math.random().toString(36).slice(2, 8)}`;
+    const area = el("textarea", { id, class: "pa-editor", spellcheck: "false" });
+    area.value = text;
+    const save = el("button", { type: "submit", class: "pa-button pa-primary", text: "Save" });
+    const cancel = this._button("Cancel", () => this.select(path));
+    const error = el("p", { class: "pa-form-error", role: "alert" });
+    const form = el("form", { class: "pa-edit" }, el("label", { for: id, text: `Contents of ${path}` }), area,
+      el("div", { class: "pa-actions" }, save, cancel), error);
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        this.select(path);
+        this.editButton.focus();
+      }
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      save.disabled = true;
+      try {
+        const outcome = JSON.parse(await this.source.add(path, new TextEncoder().encode(area.value)));
+        if (outcome.error) {
+          error.textContent = outcome.error;
+          return;
+        }
+        this._say(`Saved ${path}.`);
+        this.select(path);
+        this.editButton.focus();
+      } catch (failure) {
+        error.textContent = String(failure?.message ?? failure);
+      } finally {
+        save.disabled = false;
+      }
+    });
+    this.editButton.disabled = true;
+    this.editing = path;
+    this.content.replaceChildren(form);
+    area.focus();
   }
 
   render(path, bytes) {
@@ -252,6 +397,200 @@ export class WorkspacePreview {
     const shownText = text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS)}\n…` : text;
     return el("pre", { class: "pa-text" }, el("code", { text: shownText }));
   }
+
+  // ---- messages ----
+
+  _say(text) {
+    this.status.textContent = text;
+  }
+
+  _report(title, problems) {
+    if (!problems.length) {
+      this.errors.replaceChildren();
+      return;
+    }
+    const dismiss = this._button("Dismiss", () => this.errors.replaceChildren());
+    this.errors.replaceChildren(el("div", { class: "pa-error" },
+      el("p", { class: "pa-error-title", text: title }),
+      el("ul", {}, ...problems.map((problem) => el("li", { text: problem }))),
+      dismiss));
+  }
+
+  // ---- upload ----
+
+  _picked(input) {
+    const picked = [...(input.files ?? [])].map((file) => ({ path: pickedPath(file), file }));
+    input.value = "";
+    this.upload(picked);
+  }
+
+  _drag(event, step) {
+    if (!hasFiles(event.dataTransfer)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (event.type === "dragover") event.dataTransfer.dropEffect = "copy";
+    this._dragDepth = Math.max(0, this._dragDepth + step);
+    this.root.classList.toggle("pa-dropping", this._dragDepth > 0);
+  }
+
+  _drop(event) {
+    event.preventDefault();
+    event.stopPropagation();
+    this._dragDepth = 0;
+    this.root.classList.remove("pa-dropping");
+    const pending = droppedFiles(event.dataTransfer);
+    pending.then((files) => this.upload(files), (error) => this._report("The dropped files could not be read.", [String(error?.message ?? error)]));
+  }
+
+  /** Add [{path, file}] to the workspace, one at a time; returns the paths added. */
+  async upload(files) {
+    if (!files.length) return [];
+    const limits = JSON.parse(this.source.limits());
+    const added = [];
+    const problems = [];
+    this.busy = true;
+    try {
+      for (const [index, { path, file }] of files.entries()) {
+        this._say(`Adding ${index + 1} of ${files.length}: ${path}…`);
+        if (file.size > limits.maxFileBytes) {
+          problems.push(`${path} was not added: ${formatSize(file.size)} is over the limit of ${formatSize(limits.maxFileBytes)} per file.`);
+          continue;
+        }
+        let bytes;
+        try {
+          bytes = new Uint8Array(await file.arrayBuffer());
+        } catch (error) {
+          problems.push(`${path} could not be read: ${error?.message ?? error}`);
+          continue;
+        }
+        try {
+          const outcome = JSON.parse(await this.source.add(path, bytes));
+          if (outcome.error) problems.push(outcome.error);
+          else added.push(outcome.path);
+        } catch (error) {
+          problems.push(`${path} was not added: ${error?.message ?? error}`);
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+    const count = `${added.length} file${added.length === 1 ? "" : "s"}`;
+    this._say(problems.length ? `Added ${count}; ${problems.length} not added.` : `Added ${count}.`);
+    this._report(problems.length === 1 ? "One file was not added:" : `${problems.length} files were not added:`, problems);
+    clearTimeout(this.pending);
+    this.pending = null;
+    this.refresh(added.length === 1 ? added[0] : null);
+    return added;
+  }
+
+  // ---- new file, rename, delete (inline forms: an error keeps the form and what was typed) ----
+
+  closeForm() {
+    const back = this.form._returnFocus;
+    this.form.replaceChildren();
+    delete this.form.dataset.for;
+    if (back?.isConnected && !back.disabled) back.focus();
+  }
+
+  _openForm(kind, returnFocus, ...children) {
+    const error = el("p", { class: "pa-form-error", role: "alert" });
+    const form = el("form", { class: "pa-form" }, ...children, error);
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        this.closeForm();
+      }
+    });
+    this.form.replaceChildren(form);
+    this.form.dataset.for = kind;
+    this.form._returnFocus = returnFocus;
+    return { form, error };
+  }
+
+  _nameForm(kind, label, value, submitText, returnFocus, run, then = null) {
+    const id = `pa-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+    const input = el("input", { id, class: "pa-input", type: "text", autocomplete: "off", spellcheck: "false" });
+    input.value = value;
+    const submit = el("button", { type: "submit", class: "pa-button pa-primary", text: submitText });
+    const cancel = this._button("Cancel", () => this.closeForm());
+    const { form, error } = this._openForm(kind, returnFocus,
+      el("label", { for: id, text: label }), input, el("div", { class: "pa-actions" }, submit, cancel));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const name = input.value.trim();
+      if (!name) {
+        error.textContent = "Type a name first.";
+        return;
+      }
+      submit.disabled = true;
+      try {
+        const outcome = JSON.parse(await run(name));
+        if (outcome.error) {
+          error.textContent = outcome.error;
+          input.focus();
+          return;
+        }
+        this.closeForm();
+        clearTimeout(this.pending);
+        this.pending = null;
+        this.refresh(outcome.path);
+        then?.(outcome.path);
+      } catch (failure) {
+        error.textContent = String(failure?.message ?? failure);
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    input.focus();
+    const dot = value.lastIndexOf(".");
+    const slash = value.lastIndexOf("/");
+    input.setSelectionRange(slash + 1, dot > slash + 1 ? dot : value.length);
+  }
+
+  showNewFile() {
+    this._nameForm("new", "New file name (folders with /)", "", "Create", this.newButton, (name) => this.source.create(name), () => this.edit());
+  }
+
+  showRename() {
+    const path = this.selected;
+    if (!path) return;
+    this._nameForm("rename", `New name for ${path}`, path, "Save name", this.renameButton, (name) => this.source.rename(path, name));
+  }
+
+  showDelete() {
+    const path = this.selected;
+    if (!path) return;
+    const confirm = el("button", { type: "submit", class: "pa-button pa-danger", text: "Delete file" });
+    const cancel = this._button("Cancel", () => this.closeForm());
+    const { form, error } = this._openForm("delete", this.deleteButton,
+      el("p", { text: `Delete ${path}? This cannot be undone (Download keeps a copy).` }),
+      el("div", { class: "pa-actions" }, confirm, cancel));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      confirm.disabled = true;
+      try {
+        const outcome = JSON.parse(await this.source.remove(path));
+        if (outcome.error) {
+          error.textContent = outcome.error;
+          return;
+        }
+        this.form._returnFocus = this.newButton;
+        this.closeForm();
+        this._say(`Deleted ${path}.`);
+        clearTimeout(this.pending);
+        this.pending = null;
+        this.refresh();
+      } catch (failure) {
+        error.textContent = String(failure?.message ?? failure);
+      } finally {
+        confirm.disabled = false;
+      }
+    });
+    cancel.focus();
+  }
+
+  // ---- download ----
 
   downloadSelected() {
     if (!this.selected) return;
