@@ -27,6 +27,7 @@ const STEP_LABELS = {
   compile: "Compiling and starting Python",
   install: "Installing py_agent and its packages",
   import: "Importing py_agent",
+  app: "Starting the app", // not a step of the list: after the boot (checkAppScripts)
 };
 // Share of the progress bar that each step fills.
 const STEP_WEIGHTS = { download: 45, compile: 30, install: 15, import: 10 };
@@ -283,6 +284,23 @@ function faultError(faults, step) {
   });
   error.faults = faults.map(({ cause, message }) => ({ cause, message }));
   return error;
+}
+
+// When the app (app.js) never started, its scripts may not have loaded: a script the host got
+// wrong (its type, a 404...) stops the whole module graph without a word. Reported as a boot
+// error, naming the file, if a host fault explains it.
+async function checkAppScripts(manifest) {
+  if (document.documentElement.dataset.app !== "loading") return;
+  const scripts = (manifest.files ?? [])
+    .filter(({ path }) => path.endsWith(".js") && !path.startsWith(manifest.index_url))
+    .map(({ path, size }) => ({ file: path, size }));
+  const faults = (await Promise.all(scripts.map(hostFault))).filter(Boolean);
+  if (faults.length && document.documentElement.dataset.app === "loading") {
+    const error = faultError(faults, "app");
+    window.pyAgent.error = error;
+    $("boot-ready").hidden = true;
+    showError(error);
+  }
 }
 
 async function checkRuntimeFiles(manifest) {
@@ -648,6 +666,7 @@ export const ready = boot().then(
     document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
     const settled = appSettled();
     if (window.pyAgent.needsHttps.length) settled.then(() => showHttpsNotice(window.pyAgent.needsHttps));
+    settled.then(() => checkAppScripts(result.manifest));
     // <html data-offline="ready|unsupported|failed..."> once the service worker has the whole site.
     window.pyAgent.offline = settled
       .then(() => enableOffline(siteUrl))

@@ -150,7 +150,6 @@ server.modules = ("mod_indexfile", "mod_staticfile")
 server.document-root = "{root}"
 server.bind = "127.0.0.1"
 server.port = {port}
-server.pid-file = "{run / "lighttpd.pid"}"
 server.errorlog = "{run / "error.log"}"
 {user}
 index-file.names = ("index.html")
@@ -193,7 +192,16 @@ class Host:
     root: Path
 
 
-def wait_until_served(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def server_folder(server: str) -> Path:
+    """A folder for the server's configuration, logs and temporary files, writable by its worker."""
+    run = Path(tempfile.mkdtemp(prefix=f"py-agent-{server}-"))
+    run.chmod(0o755)
+    if is_root():
+        shutil.chown(run, SERVER_USER, SERVER_USER)
+    return run
+
+
+def wait_until_served(url: str, process: subprocess.Popen[bytes], run: Path) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -204,47 +212,42 @@ def wait_until_served(url: str, process: subprocess.Popen[bytes], log: Path) -> 
                     return
         except (OSError, urllib.error.URLError):
             time.sleep(0.1)
-    output = process.stdout.read().decode(errors="replace") if process.stdout and process.poll() is not None else ""
-    errors = log.read_text(errors="replace") if log.exists() else ""
-    pytest.fail(f"the server did not serve {url} (exit {process.poll()}):\n{output}\n{errors}")
+    logs = "\n".join(f"{p.name}:\n{p.read_text(errors='replace')}" for p in sorted(run.glob("*.log")))
+    pytest.fail(f"the server did not serve {url} (exit {process.poll()}):\n{logs}")
 
 
 @pytest.fixture
 def stock_host(built_site: Path) -> Iterator[Callable[[str], Host]]:
     """stock_host(server): that server, in its stock MIME settings, serving a copy of the site at SUB_PATH."""
-    started: list[tuple[subprocess.Popen[bytes], Path]] = []
+    processes: list[subprocess.Popen[bytes]] = []
+    folders: list[Path] = []
 
     def start(server: str) -> Host:
         binary = STATIC_SERVERS[server]
         if not Path(binary).exists():
-            pytest.fail(
-                f"{binary} is missing: `python3 build.py test` installs Debian's {server} (apt-get install {server})"
-            )
+            pytest.fail(f"{binary} is missing: `python3 build.py test` installs it (apt-get install {server})")
         root = readable_copy(built_site)
-        run = Path(tempfile.mkdtemp(prefix=f"py-agent-{server}-"))
-        run.chmod(0o755)
+        run = server_folder(server)
+        folders.extend((root, run))
         port = free_port()
         cmd, _ = SERVERS[server](root, port, run)
         env = {**os.environ, "HOME": str(run), "XDG_DATA_HOME": str(run), "XDG_CONFIG_HOME": str(run)}
-        process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=run)
-        started.append((process, root))
-        shutil_roots.append(run)
+        with (run / "output.log").open("wb") as output:
+            processes.append(subprocess.Popen(cmd, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=run))
         base = f"http://127.0.0.1:{port}{SUB_PATH}"
-        wait_until_served(base + "/", process, run / "error.log")
+        wait_until_served(base + "/", processes[-1], run)
         return Host(base, root)
 
-    shutil_roots: list[Path] = []
     yield start
-    for process, root in started:
+    for process in processes:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        shutil.rmtree(root, ignore_errors=True)
-    for run in shutil_roots:
-        shutil.rmtree(run, ignore_errors=True)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def chat_with_the_demo(app: App) -> None:
@@ -392,6 +395,25 @@ def test_a_host_fault_is_named_with_its_file_and_fix(
     causes = run.page.evaluate("() => (window.pyAgent.error.faults ?? []).map((f) => f.cause)")
     assert causes == [{"gzip": "compressed"}.get(injected, injected)], message
     assert run.page.locator("#boot-steps li[data-status='failed']").count() == 1, message
+
+
+def test_an_app_script_of_the_wrong_type_is_named(
+    built_site: Path, faulty_host: Callable[[dict[str, str]], str], browser: Any
+) -> None:
+    # The sanitizer's library (an .mjs file upstream): app.js's module graph stops without it.
+    file = "vendor/purify.es.js"
+    base = faulty_host({file: "wrong-type"})
+    page = browser.new_page()
+    try:
+        page.goto(base + "/")
+        page.locator("html[data-state='error']").wait_for(state="attached", timeout=120_000)
+        message = page.locator("#boot-error").inner_text()
+        for word in [file, "application/octet-stream", "text/javascript", "AddType text/javascript .js"]:
+            assert word in message, f"{word!r} not in the error shown:\n{message}"
+        assert page.get_attribute("html", "data-app") == "loading"
+        assert page.locator("#boot-ready").is_hidden()
+    finally:
+        page.context.close()
 
 
 def test_wasm_served_as_octet_stream_still_boots(
