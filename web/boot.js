@@ -279,7 +279,7 @@ async function hostFault({ file, size }) {
 // One BootError for the faults found: every message, each distinct hint once.
 function faultError(faults, step) {
   const hints = [...new Set(faults.map((f) => f.hint))];
-  const error = new BootError(`The host did not serve the site's files as they are: ${faults.map((f) => f.message).join("; ")}`, {
+  const error = new BootError(`The host did not serve the site's files as they are: ${faults.map((f) => f.message).join("; ")}.`, {
     step, hint: hints.join(" "),
   });
   error.faults = faults.map(({ cause, message }) => ({ cause, message }));
