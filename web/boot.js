@@ -54,6 +54,7 @@ const mark = (name, at = performance.now()) => {
   marks[name] ??= Math.round(at);
 };
 let siteVersion = null; // SHA-256 of manifest.json (fastboot.js, sw.js)
+let runtimeCheck = null; // checkRuntimeFiles' promise, once the boot has started it
 
 function siteUrl(path) {
   return new URL(path, SITE).href;
@@ -610,6 +611,7 @@ async function boot() {
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);
+  runtimeCheck = check;
   const python = startPython(manifest, snapshot, unpacking).catch(async (error) => {
     await check;
     throw error;
@@ -636,7 +638,17 @@ acceptAnyWasmType();
 function onUnexpected(event) {
   if (document.documentElement.dataset.state !== "loading") return;
   const error = event.reason ?? event.error ?? new Error(event.message ?? "unknown error");
-  showError(error instanceof Error ? error : new Error(String(error)));
+  // Pyodide's loader lets a failed download go unhandled ("request failed"): the runtime files'
+  // check, when it finds what the host did wrong, explains it better, so it is waited for (and
+  // its error, which ends the boot, shown first).
+  Promise.resolve(runtimeCheck)
+    .catch(() => {})
+    .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
+    .then(() => {
+      if (document.documentElement.dataset.state === "loading") {
+        showError(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
 }
 window.addEventListener("error", onUnexpected);
 window.addEventListener("unhandledrejection", onUnexpected);

@@ -293,6 +293,19 @@ def test_a_stock_server_serves_the_site_from_a_sub_path(
         app.page.context.close()
 
 
+def test_nginx_names_a_file_it_may_not_read(stock_host: Callable[[str], Host], visit: Any) -> None:
+    # A real server's 403: a file its worker may not read (copied with the wrong permissions).
+    host = stock_host("nginx")
+    site = host.root / SUB_PATH.strip("/")
+    file = stdlib_file(site)
+    (site / file).chmod(0)
+    run = visit(host.base + "/")
+    assert run.state == "error"
+    message = run.page.locator("#boot-error").inner_text()
+    for word in [file, "403 Forbidden", "may not read", "chmod"]:
+        assert word in message, f"{word!r} not in the error shown:\n{message}"
+
+
 # ---- Host faults, injected by a small server ----
 
 
