@@ -268,6 +268,16 @@ def head(url: str) -> tuple[int, dict[str, str]]:
         return error.code, {k.lower(): v for k, v in error.headers.items()}
 
 
+def test_the_site_ships_every_script_as_js(built_site: Path) -> None:
+    assert not list(built_site.rglob("*.mjs"))
+    loader = (built_site / "pyodide/pyodide.js").read_text(encoding="utf-8")
+    # Pyodide's loader imports the Emscripten module by its new name.
+    assert "pyodide.asm.js" in loader and "pyodide.asm.mjs" not in loader
+    assert "sourceMappingURL" not in loader
+    runtime = [f["file"] for f in json.loads((built_site / "manifest.json").read_text(encoding="utf-8"))["runtime"]]
+    assert {"pyodide/pyodide.js", "pyodide/pyodide.asm.js", "pyodide/pyodide.asm.wasm"} <= set(runtime)
+
+
 @pytest.mark.parametrize("server", list(SERVERS))
 def test_a_stock_server_serves_the_site_from_a_sub_path(
     server: str, stock_host: Callable[[str], Host], browser: Any
