@@ -4,7 +4,7 @@ Run: ``python3 build.py bench boot`` (or ``.venv/bin/python bench/boot.py`` afte
 Rewrites the "boot" section of BENCHMARKS.md.
 
 The pages are served by one plain static server from a temporary folder: ``site/`` is a copy of
-static/, ``bare/`` a page that only imports ``site/pyodide/pyodide.mjs`` and awaits
+static/, ``bare/`` a page that only imports ``site/pyodide/pyodide.js`` and awaits
 ``loadPyodide()`` with its defaults (Pyodide's own python_stdlib.zip), under the same CSP; and
 ``bare-stdlib/`` the same with ``stdLibURL`` set to the standard library's zip the app loads (the
 site's, with bytecode: manifest.json's "stdlib"), when the site has one. Each run launches
@@ -51,7 +51,7 @@ BARE_HTML = """<!doctype html>
 </html>
 """
 BARE_JS = """const indexURL = new URL("../site/pyodide/", import.meta.url).href;
-const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
+const { loadPyodide } = await import(`${indexURL}pyodide.js`);
 await loadPyodide({ indexURL });
 window.readyAt = performance.now();
 document.documentElement.dataset.state = "ready";

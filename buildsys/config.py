@@ -38,6 +38,12 @@ SANDBOX_REQUIREMENTS = ("micropip==0.11.1", "pyodide-http==0.2.2")  # micropip a
 PYODIDE_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 STOCK_STDLIB_FILE = "python_stdlib.zip"  # no bytecode; the page loads STDLIB_FILE instead when built
 PYODIDE_UPSTREAM_LOCK = "pyodide-lock.json"
+# Pyodide's ES modules are shipped under .js names: stock servers (Debian's nginx 1.22 among them)
+# have no type for .mjs and serve it as application/octet-stream, which browsers refuse for a
+# module script; every server types .js as JavaScript. The loader's import of the Emscripten
+# module is renamed with it (site.rename_runtime_modules). Build-time Node.js scripts use the
+# .mjs files before the rename.
+RUNTIME_RENAMES = {"pyodide.mjs": "pyodide.js", "pyodide.asm.mjs": "pyodide.asm.js"}
 
 # Front-end libraries of the page, from npm tarballs pinned in build.lock.json ("npm"):
 # package -> (version, {file in the tarball: file under static/vendor/}). Source-map comments are
@@ -46,7 +52,7 @@ FRONTEND_PACKAGES: dict[str, tuple[str, dict[str, str]]] = {
     "marked": ("18.2.1", {"package/lib/marked.esm.js": "marked.esm.js", "package/LICENSE": "marked.LICENSE.txt"}),
     "dompurify": (
         "3.5.0",
-        {"package/dist/purify.es.mjs": "purify.es.mjs", "package/LICENSE": "dompurify.LICENSE.txt"},
+        {"package/dist/purify.es.mjs": "purify.es.js", "package/LICENSE": "dompurify.LICENSE.txt"},
     ),
     "@highlightjs/cdn-assets": (
         "11.12.0",

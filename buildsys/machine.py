@@ -1,4 +1,4 @@
-"""Setting up the machine for `test` and `bench`: .venv, Chromium and Node.js."""
+"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js and the static servers."""
 
 from __future__ import annotations
 
@@ -36,13 +36,25 @@ def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def apt_install(package: str) -> bool:
+def apt_install(package: str, *more: str) -> bool:
     if not (is_root() and shutil.which("apt-get")):
         return False
-    log(f"installing Debian's {package} package (apt-get)")
+    packages = [package, *more]
+    log(f"installing Debian's {', '.join(packages)} package{'s' if more else ''} (apt-get)")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env)
+    # A server package would start its system service (on port 80) unless the machine's
+    # policy-rc.d forbids it: the tests start their own, on free ports.
+    policy = Path("/usr/sbin/policy-rc.d")
+    added_policy = not policy.exists()
+    if added_policy:
+        policy.write_text("#!/bin/sh\nexit 101\n")
+        policy.chmod(0o755)
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env)
+    finally:
+        if added_policy:
+            policy.unlink()
     return True
 
 
@@ -84,3 +96,23 @@ def ensure_node() -> None:
         raise BuildError(
             f"Node.js {major} is too old for Pyodide {PYODIDE_VERSION}: install Node.js >= {MIN_NODE_MAJOR}"
         )
+
+
+# The static servers that tests/browser/test_hosts.py serves the site with, in their stock MIME
+# settings: Debian package -> its binary.
+STATIC_SERVERS = {
+    "nginx": "/usr/sbin/nginx",
+    "apache2": "/usr/sbin/apache2",
+    "lighttpd": "/usr/sbin/lighttpd",
+    "caddy": "/usr/bin/caddy",
+}
+
+
+def ensure_static_servers() -> None:
+    missing = [package for package, binary in STATIC_SERVERS.items() if not Path(binary).exists()]
+    if not missing or (apt_install(*missing) and all(Path(STATIC_SERVERS[p]).exists() for p in missing)):
+        return
+    raise BuildError(
+        f"Missing static servers for the hosting tests: {', '.join(missing)}. Install Debian's packages as root:\n"
+        f"    apt-get update && apt-get install -y {' '.join(missing)}"
+    )

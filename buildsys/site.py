@@ -24,6 +24,7 @@ from .config import (
     PYODIDE_UPSTREAM_LOCK,
     PYODIDE_VERSION,
     ROOT,
+    RUNTIME_RENAMES,
     SANDBOX_LOCK,
     SITE_PACKAGES_FILE,
     SITE_PACKAGES_SCRIPT,
@@ -191,8 +192,11 @@ def build_site_into(site: Path, digest: str) -> None:
     sandbox_wheels = write_sandbox_lock(runtime_dir, lock, lock_info, wheels)
     bundles = build_site_packages(runtime_dir, sorted(p["sha256"] for p in packages.values()))
     site_packages, stdlib = bundles if bundles else (None, None)
+    rename_runtime_modules(runtime_dir)
     # The runtime files the page loads: with the precompiled standard library when there is one.
-    runtime_files = [name for name in PYODIDE_RUNTIME_FILES if not (stdlib and name == STOCK_STDLIB_FILE)]
+    runtime_files = [
+        RUNTIME_RENAMES.get(name, name) for name in PYODIDE_RUNTIME_FILES if not (stdlib and name == STOCK_STDLIB_FILE)
+    ]
     if stdlib:
         runtime_files.append(STDLIB_FILE)
 
@@ -219,7 +223,42 @@ def build_site_into(site: Path, digest: str) -> None:
         "inputs_sha256": digest,
         "files": site_files(site),
     }
+    check_script_names(site)
     write_json(site / "manifest.json", manifest)
+
+
+# For Node.js (tests/pyodide/run.mjs imports the site's runtime): .js files under this folder are
+# ES modules. Browsers never read it.
+NODE_MODULE_MARKER = {"type": "module"}
+
+
+def rename_runtime_modules(runtime_dir: Path) -> None:
+    """pyodide.mjs and pyodide.asm.mjs become .js files (config.RUNTIME_RENAMES): the loader's own
+    import of the Emscripten module (`${indexURL}pyodide.asm.mjs`) and the Emscripten module's test
+    of its own file name in stack traces are renamed with them; their source-map comments go (the
+    maps are not shipped)."""
+    for old, new in RUNTIME_RENAMES.items():
+        text = (runtime_dir / old).read_bytes().decode("utf-8")
+        for old_ref, new_ref in RUNTIME_RENAMES.items():
+            if old_ref == "pyodide.mjs":
+                continue  # neither file names the loader itself
+            if text.count(old_ref) != 1:
+                raise BuildError(
+                    f"pyodide/{old} names {old_ref} {text.count(old_ref)} times, expected once: "
+                    "the rename in buildsys/site.py must be checked against this Pyodide"
+                )
+            text = text.replace(old_ref, new_ref)
+        text = re.sub(r"\n//# sourceMappingURL=[^\n]*", "", text)
+        (runtime_dir / new).write_bytes(text.encode("utf-8"))
+        (runtime_dir / old).unlink()
+    write_json(runtime_dir / "package.json", NODE_MODULE_MARKER)
+
+
+def check_script_names(site: Path) -> None:
+    """Every script ships as .js: .mjs has no type on many stock servers (see RUNTIME_RENAMES)."""
+    stray = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.mjs"))
+    if stray:
+        raise BuildError(f"the site must not ship .mjs files (stock servers do not type them): {', '.join(stray)}")
 
 
 # Not listed in the manifest's "files": the manifest itself, and the service worker's script

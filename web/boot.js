@@ -16,8 +16,8 @@
 // boot, in milliseconds since navigation start.
 
 import {
-  afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles, makeSnapshot,
-  PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
+  makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -27,6 +27,7 @@ const STEP_LABELS = {
   compile: "Compiling and starting Python",
   install: "Installing py_agent and its packages",
   import: "Importing py_agent",
+  app: "Starting the app", // not a step of the list: after the boot (checkAppScripts)
 };
 // Share of the progress bar that each step fills.
 const STEP_WEIGHTS = { download: 45, compile: 30, install: 15, import: 10 };
@@ -53,6 +54,7 @@ const mark = (name, at = performance.now()) => {
   marks[name] ??= Math.round(at);
 };
 let siteVersion = null; // SHA-256 of manifest.json (fastboot.js, sw.js)
+let runtimeCheck = null; // checkRuntimeFiles' promise, once the boot has started it
 
 function siteUrl(path) {
   return new URL(path, SITE).href;
@@ -135,9 +137,8 @@ async function loadManifest() {
   } catch (cause) {
     throw new BootError(`Could not fetch manifest.json: ${cause.message}`, { cause, hint: networkHint() });
   }
-  if (!response.ok) {
-    throw new BootError(`manifest.json: HTTP ${response.status}`, { hint: incompleteSiteHint() });
-  }
+  const fault = responseFault("manifest.json", response);
+  if (fault) throw faultError([fault]);
   try {
     const bytes = new Uint8Array(await response.arrayBuffer());
     const manifest = JSON.parse(new TextDecoder().decode(bytes));
@@ -148,31 +149,166 @@ async function loadManifest() {
   }
 }
 
-async function headProblem({ file, size }) {
-  // Returns what is wrong with one file of the site, judged by a HEAD request, or null.
-  let r;
-  try {
-    // "?check": not the URL that index.html preloads (a HEAD request would not use the preload,
-    // and the browser would warn about it).
-    r = await fetch(`${siteUrl(file)}?check`, { method: "HEAD", cache: "no-cache" });
-  } catch (cause) {
-    return `${file} (${cause.message})`;
+// ---- What the host did wrong: each fault the page can tell apart, named with its file and fix ----
+
+// The JavaScript MIME types a module script may have (HTML's list).
+const JS_TYPES = new Set([
+  "application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
+  "text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
+  "text/javascript1.3", "text/javascript1.4", "text/javascript1.5", "text/jscript", "text/livescript",
+  "text/x-ecmascript", "text/x-javascript",
+]);
+const COMPRESSED_FILES = /\.(bin|gz|zip|whl)$/; // compressed themselves: their bytes start like that
+
+function mediaType(response) {
+  return (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+}
+
+function extensionOf(file) {
+  return file.match(/\.[^./]+$/)?.[0] ?? "";
+}
+
+/**
+ * What is wrong with the host's answer for one file of the site, judged by its status and headers:
+ * {cause, message, hint} or null. `cause`: "missing" (404), "forbidden" (403), "html-fallback" (an
+ * HTML page in place of the file), "wrong-type" (a script without a JavaScript type), "http".
+ */
+function responseFault(file, response) {
+  const status = response.status;
+  if (status === 404) {
+    return {
+      cause: "missing",
+      message: `${file} is missing: the host answered 404 Not Found`,
+      hint: "A file of the site was not copied to the host: copy the whole static/ folder again, as it is " +
+        "(some upload tools skip files or folders; pyodide/ holds large ones).",
+    };
   }
-  if (!r.ok) return `${file} is missing (HTTP ${r.status})`;
-  const length = r.headers.get("content-length");
-  if (size !== undefined && length !== null && !r.headers.get("content-encoding") && Number(length) !== size) {
-    return `${file} is damaged (${length} bytes, expected ${size})`;
+  if (status === 403) {
+    return {
+      cause: "forbidden",
+      message: `${file} is forbidden: the host answered 403 Forbidden`,
+      hint: "The server may not read that file: make the copied folder readable by it " +
+        "(for example `chmod -R a+rX` on it) and check the host's access rules.",
+    };
+  }
+  if (!response.ok) {
+    return { cause: "http", message: `${file}: the host answered HTTP ${status}`, hint: incompleteSiteHint() };
+  }
+  const type = mediaType(response);
+  if (type === "text/html" && !file.endsWith(".html")) {
+    return {
+      cause: "html-fallback",
+      message: `${file}: the host sent an HTML page (text/html) in place of the file`,
+      hint: "A fallback rule answers with index.html when a file is not found (a single-page-app rewrite such as " +
+        "nginx `try_files $uri /index.html`, a `_redirects` or 404.html rule): the file is missing or the rule " +
+        "catches it. Copy the whole static/ folder, and keep such rules away from its files.",
+    };
+  }
+  if (file.endsWith(".js") && !JS_TYPES.has(type)) {
+    return {
+      cause: "wrong-type",
+      message: `${file} was served as ${type || "a response without a type"}; a module script needs a ` +
+        "JavaScript type (text/javascript), so the browser refused it",
+      hint: typeFix(extensionOf(file), "text/javascript"),
+    };
   }
   return null;
 }
 
-async function checkRuntimeFiles(manifest) {
-  // A HEAD request per file, beside the real download, turns a missing or truncated file into
-  // a clear message instead of an opaque failure deep inside the WebAssembly loader.
-  const problems = (await Promise.all(manifest.runtime.map(headProblem))).filter(Boolean);
-  if (problems.length) {
-    throw new BootError(`Broken runtime: ${problems.join("; ")}`, { step: "download", hint: incompleteSiteHint() });
+// The one-line fix on the common servers, for files ending in `ext` that need `type`.
+function typeFix(ext, type) {
+  return `Make the server send ${ext} files as ${type}: nginx: \`types { ${type} ${ext.slice(1)}; }\` ` +
+    `beside \`include mime.types;\`; Apache: \`AddType ${type} ${ext}\`; lighttpd: ` +
+    `\`mimetype.assign += ("${ext}" => "${type}")\`; Caddy: \`header *${ext} Content-Type ${type}\`.`;
+}
+
+// The first bytes of a file as served (a GET read no further than its first chunk).
+async function firstBytes(url) {
+  const response = await fetch(url, { cache: "no-cache" });
+  const reader = response.body.getReader();
+  const { value } = await reader.read();
+  reader.cancel().catch(() => {});
+  return value ?? new Uint8Array();
+}
+
+/**
+ * What is wrong with one file of the site ({file, size}), judged by a HEAD request (and, for a
+ * file of the wrong size, its first bytes): {cause, message, hint} or null. Besides
+ * responseFault's causes: "compressed" (gzip bytes without a Content-Encoding), "damaged" (another
+ * size than in manifest.json), "network".
+ */
+async function hostFault({ file, size }) {
+  // "?check": not the URL that index.html preloads (a HEAD request would not use the preload,
+  // and the browser would warn about it).
+  const url = `${siteUrl(file)}?check`;
+  let response;
+  try {
+    response = await fetch(url, { method: "HEAD", cache: "no-cache" });
+  } catch (cause) {
+    return { cause: "network", message: `${file} could not be fetched (${cause.message})`, hint: networkHint() };
   }
+  const fault = responseFault(file, response);
+  if (fault) return fault;
+  const length = response.headers.get("content-length");
+  if (size === undefined || length === null || response.headers.get("content-encoding") || Number(length) === size) {
+    return null;
+  }
+  if (!COMPRESSED_FILES.test(file)) {
+    let head = new Uint8Array();
+    try {
+      head = await firstBytes(url);
+    } catch {
+      // judged by its size alone
+    }
+    if (head[0] === 0x1f && head[1] === 0x8b) {
+      return {
+        cause: "compressed",
+        message: `${file} was served gzip-compressed without a Content-Encoding header ` +
+          `(${length} bytes of gzip, expected ${size} bytes)`,
+        hint: "The host keeps the file compressed (for example uploaded gzip'd to an S3-like bucket) but does not " +
+          "say so: set `Content-Encoding: gzip` on it (S3: the object's metadata), or upload it uncompressed.",
+      };
+    }
+  }
+  return {
+    cause: "damaged",
+    message: `${file} is damaged (${length} bytes, expected ${size})`,
+    hint: incompleteSiteHint(),
+  };
+}
+
+// One BootError for the faults found: every message, each distinct hint once.
+function faultError(faults, step) {
+  const hints = [...new Set(faults.map((f) => f.hint))];
+  const error = new BootError(`The host did not serve the site's files as they are: ${faults.map((f) => f.message).join("; ")}.`, {
+    step, hint: hints.join(" "),
+  });
+  error.faults = faults.map(({ cause, message }) => ({ cause, message }));
+  return error;
+}
+
+// When the app (app.js) never started, its scripts may not have loaded: a script the host got
+// wrong (its type, a 404...) stops the whole module graph without a word. Reported as a boot
+// error, naming the file, if a host fault explains it.
+async function checkAppScripts(manifest) {
+  if (document.documentElement.dataset.app !== "loading") return;
+  const scripts = (manifest.files ?? [])
+    .filter(({ path }) => path.endsWith(".js") && !path.startsWith(manifest.index_url))
+    .map(({ path, size }) => ({ file: path, size }));
+  const faults = (await Promise.all(scripts.map(hostFault))).filter(Boolean);
+  if (faults.length && document.documentElement.dataset.app === "loading") {
+    const error = faultError(faults, "app");
+    window.pyAgent.error = error;
+    $("boot-ready").hidden = true;
+    showError(error);
+  }
+}
+
+async function checkRuntimeFiles(manifest) {
+  // A HEAD request per file, beside the real download, turns a missing, forbidden, mistyped or
+  // truncated file into a clear message instead of an opaque failure deep inside the loader.
+  const faults = (await Promise.all(manifest.runtime.map(hostFault))).filter(Boolean);
+  if (faults.length) throw faultError(faults, "download");
 }
 
 // Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
@@ -237,11 +373,14 @@ async function startPython(manifest, snapshotPromise, unpacking) {
 
   const indexURL = siteUrl(manifest.index_url);
   let loadPyodide;
+  const loader = `${manifest.index_url}pyodide.js`;
   try {
-    ({ loadPyodide } = await import(siteUrl(`${manifest.index_url}pyodide.mjs`)));
+    ({ loadPyodide } = await import(siteUrl(loader)));
   } catch (cause) {
     stopWatching();
-    throw new BootError(`Could not load ${manifest.index_url}pyodide.mjs: ${cause.message}`, {
+    const fault = await hostFault({ file: loader, size: manifest.runtime.find((f) => f.file === loader)?.size });
+    if (fault) throw faultError([fault], "download");
+    throw new BootError(`Could not load ${loader}: ${cause.message}`, {
       cause,
       hint: incompleteSiteHint(),
     });
@@ -276,7 +415,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
       try {
         unpacking.compile(); // pydantic-core's library, needed before the memory is restored
         const restore = await restoreOptions(
-          snapshot, siteUrl(`${manifest.index_url}pyodide.asm.mjs`), libraryModule(unpacking), () => mark("runtime instantiated"),
+          snapshot, siteUrl(`${manifest.index_url}pyodide.asm.js`), libraryModule(unpacking), () => mark("runtime instantiated"),
         );
         pyodide = await Promise.race([loadPyodide({ ...options, ...restore }), wasm.failure]);
         afterRestore(pyodide, snapshot);
@@ -340,12 +479,12 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
   const broken = results.map((r, i) => [archives[i].source, r.reason]).filter(([, reason]) => reason);
   if (broken.length) {
     // Tell a missing file from one whose bytes do not match their sha256 in the manifest.
-    const problems = await Promise.all(
-      broken.map(async ([source, reason]) => (await headProblem(source)) ??
-        (reason.status || reason.name !== "TypeError"
-          ? `${source.file} could not be unpacked (${reason.message})`
-          : `${source.file} does not match its sha256 in manifest.json`)),
-    );
+    const faults = (await Promise.all(broken.map(([source]) => hostFault(source)))).filter(Boolean);
+    if (faults.length) throw faultError(faults);
+    const problems = broken.map(([source, reason]) =>
+      reason.status || reason.name !== "TypeError"
+        ? `${source.file} could not be unpacked (${reason.message})`
+        : `${source.file} does not match its sha256 in manifest.json`);
     throw new BootError(`Could not install the packages: ${problems.join("; ")}`, {
       detail: broken.map(([source, reason]) => `${source.file}: ${reason.message}`).join("\n"),
       hint: incompleteSiteHint(),
@@ -398,6 +537,35 @@ function networkHint() {
   return "Check the connection to this site and reload the page.";
 }
 
+// What needs a secure context (HTTPS, or localhost) and is left out over plain http from another
+// machine: the page still starts and chats without them, and says so.
+function featuresNeedingHttps() {
+  if (window.isSecureContext) return [];
+  const missing = [];
+  if (!("serviceWorker" in navigator) || !globalThis.crypto?.subtle) {
+    missing.push("offline use and faster later visits (service worker, memory snapshot)");
+  }
+  if (!navigator.locks) missing.push("one tab at a time editing a session (Web Locks)");
+  if (!navigator.clipboard) missing.push("copy buttons (clipboard)");
+  return missing;
+}
+
+function httpsNotice(missing) {
+  return `Served over plain http: ${missing.join("; ")} need HTTPS. Serve the site over https (or open it as localhost) for them.`;
+}
+
+// Once the app is there: the notice under its composer too (the boot screen is gone by then).
+function showHttpsNotice(missing) {
+  const foot = document.querySelector(".composer-foot");
+  if (!foot || document.getElementById("https-notice")) return;
+  const notice = document.createElement("p");
+  notice.id = "https-notice";
+  notice.className = "composer-foot";
+  notice.setAttribute("role", "note");
+  notice.textContent = httpsNotice(missing);
+  foot.after(notice);
+}
+
 function showReady(versions) {
   $("version-python").textContent = versions.python;
   $("version-py-agent").textContent = versions.py_agent;
@@ -405,7 +573,9 @@ function showReady(versions) {
   $("version-pydantic").textContent = versions.pydantic;
   window.pyAgent.readyAt = performance.now(); // ms since navigation start (bench/boot.py reads it)
   const seconds = (performance.now() - startedAt) / 1000;
-  $("boot-time").textContent = `Loaded in ${seconds.toFixed(1)} s.`;
+  const missing = featuresNeedingHttps();
+  window.pyAgent.needsHttps = missing;
+  $("boot-time").textContent = `Loaded in ${seconds.toFixed(1)} s.${missing.length ? ` ${httpsNotice(missing)}` : ""}`;
   $("boot-ready").hidden = false;
   $("boot-status").textContent = `Ready: py_agent ${versions.py_agent} on Python ${versions.python}.`;
   setState("ready");
@@ -441,6 +611,7 @@ async function boot() {
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);
+  runtimeCheck = check;
   const python = startPython(manifest, snapshot, unpacking).catch(async (error) => {
     await check;
     throw error;
@@ -458,12 +629,26 @@ window.pyAgent = {
   // snapshot was not restored (another build, damaged, a mismatch), when it was not}
   boot: {},
   offline: null, // a promise: "ready" once the service worker has cached the whole site
+  needsHttps: [], // once ready: the features left out because the page is not in a secure context
 };
+
+// A host that serves .wasm without application/wasm (as application/octet-stream) still works.
+acceptAnyWasmType();
 
 function onUnexpected(event) {
   if (document.documentElement.dataset.state !== "loading") return;
   const error = event.reason ?? event.error ?? new Error(event.message ?? "unknown error");
-  showError(error instanceof Error ? error : new Error(String(error)));
+  // Pyodide's loader lets a failed download go unhandled ("request failed"): the runtime files'
+  // check, when it finds what the host did wrong, explains it better, so it is waited for (and
+  // its error, which ends the boot, shown first).
+  Promise.resolve(runtimeCheck)
+    .catch(() => {})
+    .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
+    .then(() => {
+      if (document.documentElement.dataset.state === "loading") {
+        showError(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
 }
 window.addEventListener("error", onUnexpected);
 window.addEventListener("unhandledrejection", onUnexpected);
@@ -492,6 +677,8 @@ export const ready = boot().then(
     showReady(result.versions);
     document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
     const settled = appSettled();
+    if (window.pyAgent.needsHttps.length) settled.then(() => showHttpsNotice(window.pyAgent.needsHttps));
+    settled.then(() => checkAppScripts(result.manifest));
     // <html data-offline="ready|unsupported|failed..."> once the service worker has the whole site.
     window.pyAgent.offline = settled
       .then(() => enableOffline(siteUrl))

@@ -100,6 +100,30 @@ _py_agent_warm()
 del _py_agent_warm
 `;
 
+/**
+ * WebAssembly's streaming compilation refuses a response that is not typed application/wasm,
+ * which some hosts send as application/octet-stream: such a response is compiled from its bytes
+ * instead (Pyodide itself has no such fallback). Installed once per global scope (page, worker).
+ */
+export function acceptAnyWasmType(scope = globalThis) {
+  const wasm = scope.WebAssembly;
+  if (!wasm?.instantiateStreaming || wasm.instantiateStreaming.acceptsAnyType) return;
+  const typed = (response) =>
+    !response?.ok || (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase() === "application/wasm";
+  const { instantiateStreaming, compileStreaming } = wasm;
+  wasm.instantiateStreaming = async function (source, imports) {
+    const response = await source;
+    if (typed(response)) return instantiateStreaming.call(wasm, response, imports);
+    return wasm.instantiate(await response.arrayBuffer(), imports);
+  };
+  wasm.compileStreaming = async function (source) {
+    const response = await source;
+    if (typed(response)) return compileStreaming.call(wasm, response);
+    return wasm.compile(await response.arrayBuffer());
+  };
+  wasm.instantiateStreaming.acceptsAnyType = true;
+}
+
 function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }

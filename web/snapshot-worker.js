@@ -10,8 +10,12 @@
 // Message in: {site: the site's folder URL, manifest, version, cacheName, key}.
 // Message out: {ok: true, size} or {ok: false, error}.
 
-import { IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, stdlibOptions, WARM_CODE } from "./fastboot.js";
+import {
+  acceptAnyWasmType, IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, stdlibOptions, WARM_CODE,
+} from "./fastboot.js";
 import { snapshotResponse, takeSnapshot } from "./snapshot.js";
+
+acceptAnyWasmType(); // .wasm served as application/octet-stream
 
 self.onmessage = async ({ data }) => {
   const { site, manifest, version, cacheName, key } = data;
@@ -20,7 +24,7 @@ self.onmessage = async ({ data }) => {
     const siteUrl = (path) => new URL(path, site).href;
     const indexURL = siteUrl(manifest.index_url);
     const unpacking = startUnpacking(manifest, siteUrl);
-    const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
+    const { loadPyodide } = await import(`${indexURL}pyodide.js`);
     const pyodide = await loadPyodide({
       indexURL,
       lockFileURL: siteUrl(manifest.lock_file),

@@ -226,7 +226,7 @@ function checkBases(meta, bytes) {
   }
 }
 
-// Emscripten's loadWebAssemblyModule (pyodide.asm.mjs), at the recorded memory and table base,
+// Emscripten's loadWebAssemblyModule (pyodide.asm.js), at the recorded memory and table base,
 // without applying data relocations or running constructors: the snapshot's memory is the result.
 function reinstantiate(module, wasmModule, lib) {
   if (!wasmModule) throw new Error(`${lib.path} did not compile`);

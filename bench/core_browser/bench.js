@@ -13,7 +13,7 @@ async function reference() {
 
 async function python() {
   const indexURL = new URL("../site/pyodide/", location.href).href;
-  const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
+  const { loadPyodide } = await import(`${indexURL}pyodide.js`);
   const pyodide = await loadPyodide({ indexURL, lockFileURL: `${indexURL}pyodide-lock.json`, packageBaseUrl: indexURL });
   await pyodide.loadPackage(["py-agent"], { messageCallback: () => {} });
   const source = await (await fetch("core_workload.py")).text();

@@ -44,8 +44,8 @@ class GuardedApp(App):
         """CSP violations, except those Chromium reports while DOMPurify parses hostile HTML in an
         inert DOMParser document (it applies the page's policy there too and reports handlers and
         styles it would block, though nothing in that document can run): those come from the
-        sanitizer's parse call in vendor/purify.es.mjs."""
-        return [v for v in self.all_violations() if "/vendor/purify.es.mjs:" not in v]
+        sanitizer's parse call in vendor/purify.es.js."""
+        return [v for v in self.all_violations() if "/vendor/purify.es.js:" not in v]
 
     def all_violations(self) -> list[str]:
         return list(self.page.evaluate("() => window.__violations"))

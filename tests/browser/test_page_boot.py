@@ -112,7 +112,7 @@ BREAKAGES = {
     # id: (how the copy of the site is broken, the steps that may fail, words the error must show,
     # or functions of the site that give them)
     "missing-wasm": (lambda s: (s / "pyodide/pyodide.asm.wasm").unlink(), {"download"}, ["pyodide.asm.wasm", "404"]),
-    "missing-loader": (lambda s: (s / "pyodide/pyodide.mjs").unlink(), {"download"}, ["pyodide.mjs"]),
+    "missing-loader": (lambda s: (s / "pyodide/pyodide.js").unlink(), {"download"}, ["pyodide.js"]),
     "corrupt-wasm": (lambda s: flip_bytes(s / "pyodide/pyodide.asm.wasm"), {"compile"}, ["pyodide.asm.wasm"]),
     # The standard library's zip the page loads (manifest "stdlib": the site's own, with bytecode,
     # when built with Node.js; Pyodide's python_stdlib.zip otherwise).

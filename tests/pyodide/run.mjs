@@ -180,7 +180,7 @@ async function main() {
   for (const w of manifest.wheels) checkSha256(join(opts.staticDir, w.file), w.sha256);
   for (const w of testWheels) checkSha256(join(opts.testWheelsDir, w.file), w.sha256);
 
-  const { loadPyodide } = await import(pathToFileURL(join(runtimeDir, "pyodide.mjs")).href);
+  const { loadPyodide } = await import(pathToFileURL(join(runtimeDir, "pyodide.js")).href);
   const pyodide = await loadPyodide({
     indexURL: `${runtimeDir}/`,
     stdout: (line) => console.log(line),

@@ -235,7 +235,7 @@ function siteManifest() {
   return manifestPromise;
 }
 
-const CONTENT_TYPES = { wasm: "application/wasm", json: "application/json", mjs: "text/javascript", zip: "application/zip" };
+const CONTENT_TYPES = { wasm: "application/wasm", json: "application/json", mjs: "text/javascript", js: "text/javascript", zip: "application/zip" };
 
 /** The python tool's interpreter: one warm one at a time, replaced after a timeout or abort. */
 export class PythonSandbox {
@@ -266,8 +266,8 @@ export class PythonSandbox {
     interp.ready = (async () => {
       const { dir, names, lockName, stdlibName } = await this._allowedFiles();
       const [pyodideMjs, asmMjs, source, runtime] = await Promise.all([
-        fetchText(new URL(`${dir}pyodide.mjs`, SITE)),
-        fetchText(new URL(`${dir}pyodide.asm.mjs`, SITE)),
+        fetchText(new URL(`${dir}pyodide.js`, SITE)),
+        fetchText(new URL(`${dir}pyodide.asm.js`, SITE)),
         fetchText(new URL("py-worker.js", HERE)),
         fetchText(new URL("py-runtime.py", HERE)),
       ]);

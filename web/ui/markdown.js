@@ -9,7 +9,7 @@
 // Code is highlighted from its text (highlight.js escapes it), never from HTML.
 
 import { Marked } from "../vendor/marked.esm.js";
-import DOMPurify from "../vendor/purify.es.mjs";
+import DOMPurify from "../vendor/purify.es.js";
 import hljs from "../vendor/highlight.min.js";
 import { h, icon, copyText } from "./dom.js";
 
