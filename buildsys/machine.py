@@ -1,4 +1,5 @@
-"""Setting up the machine for `test` and `bench`: .venv, Chromium and Node.js."""
+"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js, and for `test` Firefox ESR,
+WebKitGTK's WebDriver and Xvfb (tests/engines/)."""
 
 from __future__ import annotations
 
@@ -36,13 +37,13 @@ def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def apt_install(package: str) -> bool:
+def apt_install(*packages: str) -> bool:
     if not (is_root() and shutil.which("apt-get")):
         return False
-    log(f"installing Debian's {package} package (apt-get)")
+    log(f"installing Debian's {', '.join(packages)} package(s) (apt-get)")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env)
     return True
 
 
@@ -84,3 +85,18 @@ def ensure_node() -> None:
         raise BuildError(
             f"Node.js {major} is too old for Pyodide {PYODIDE_VERSION}: install Node.js >= {MIN_NODE_MAJOR}"
         )
+
+
+# The other two engines of tests/engines/: Debian's package -> the program it provides.
+ENGINE_PACKAGES = {"firefox-esr": "firefox-esr", "webkit2gtk-driver": "WebKitWebDriver", "xvfb": "Xvfb"}
+
+
+def ensure_engines() -> None:
+    """Firefox ESR, WebKitGTK's WebDriver (with its MiniBrowser) and Xvfb, for tests/engines/."""
+    missing = [package for package, program in ENGINE_PACKAGES.items() if shutil.which(program) is None]
+    if not missing or (apt_install(*missing) and all(shutil.which(ENGINE_PACKAGES[p]) for p in missing)):
+        return
+    raise BuildError(
+        f"the browsers of tests/engines/ are missing ({', '.join(missing)}). Install Debian's packages as root:\n"
+        f"    apt-get update && apt-get install -y {' '.join(ENGINE_PACKAGES)}"
+    )
