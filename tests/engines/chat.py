@@ -18,7 +18,9 @@ class Chat:
     driver: Driver
     url: str  # the site's folder, ending with "/"
 
-    def open(self, query: str = "?demo-tps=0") -> None:
+    # No memory snapshot: making one is a second Pyodide start in a worker, which would compete
+    # with the flows for the CPU (tests/browser/test_offline.py covers snapshots, in Chromium).
+    def open(self, query: str = "?demo-tps=0&no-snapshot") -> None:
         self.driver.goto(self.url + query)
         self.wait_ready()
 
