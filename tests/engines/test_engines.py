@@ -227,7 +227,7 @@ def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:
     status = d.wait_until(lambda: d.attr("html", "data-offline"), "the offline status", timeout=180)
     assert status == "ready", d.js("return window.pyAgent.offline;")  # all three engines have service workers
     # Settings, About says what a browser lacks: nothing here; offline use in a browser without
-    # service workers (as in Firefox's private windows), which is made up here by hiding them.
+    # service workers (e.g. an http:// origin other than localhost), made up here by hiding them.
     assert about_limits(chat) == []
     d.js("delete Navigator.prototype.serviceWorker;")
     assert about_limits(chat) == [
