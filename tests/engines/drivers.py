@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -292,7 +293,10 @@ class WebKitDriver(Driver):
         env["WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS"] = "1"
         try:
             service = Service(executable_path=webdriver_binary, env=env)
-            self._driver = webdriver.WebKitGTK(options=options, service=service)
+            with warnings.catch_warnings():
+                # Selenium's own WebKitGTK class still uses an argument that Selenium deprecates.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._driver = webdriver.WebKitGTK(options=options, service=service)
         except Exception:
             self._xvfb.stop()
             raise
