@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +27,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 FIREFOX_BRIDGE = HERE / "firefox_bridge.mjs"
+NAVIGATION_TIMEOUT = 180.0  # seconds: a busy machine (2 shared cores) can take long to load the page
 MINIBROWSER_DIRS = ("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1", "/usr/lib/aarch64-linux-gnu/webkit2gtk-4.1")
 
 
@@ -148,10 +150,10 @@ class ChromiumDriver(Driver):
         self.page = self._context.new_page()
 
     def goto(self, url: str) -> None:
-        self.page.goto(url)
+        self.page.goto(url, timeout=NAVIGATION_TIMEOUT * 1000)
 
     def reload(self) -> None:
-        self.page.reload()
+        self.page.reload(timeout=NAVIGATION_TIMEOUT * 1000)
 
     def js(self, body: str, *args: Any) -> Any:
         return self.page.evaluate(f"async (args) => {{ {body} }}", list(args))
@@ -180,7 +182,7 @@ class FirefoxDriver(Driver):
 
     engine = "firefox"
 
-    def __init__(self, node: str, firefox: str, timeout: float = 120.0) -> None:
+    def __init__(self, node: str, firefox: str, timeout: float = 240.0) -> None:
         self._timeout = timeout
         self._next = 0
         self._lock = threading.Lock()
@@ -204,7 +206,12 @@ class FirefoxDriver(Driver):
                 self._process.stdin.flush()
             except BrokenPipeError:
                 pass
-            line = self._process.stdout.readline()
+            # One answer per command: nothing is left in the pipe's buffer between two commands.
+            ready, _, _ = select.select([self._process.stdout], [], [], self._timeout)
+            line = self._process.stdout.readline() if ready else ""
+        if not ready:
+            self._process.kill()
+            raise FlowError(f"[firefox] {op}: no answer from the puppeteer bridge in {self._timeout:.0f}s")
         if not line:
             self._stderr.seek(0)
             raise FlowError(f"[firefox] the puppeteer bridge ended: {self._stderr.read().decode(errors='replace')}")
@@ -301,6 +308,7 @@ class WebKitDriver(Driver):
             self._xvfb.stop()
             raise
         self._driver.set_script_timeout(120)
+        self._driver.set_page_load_timeout(NAVIGATION_TIMEOUT)
         self._driver.set_window_size(1280, 860)
         caps = self._driver.capabilities
         self.version = str(caps.get("browserVersion", "?"))

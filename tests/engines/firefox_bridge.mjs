@@ -17,6 +17,7 @@ const browser = await puppeteer.launch({
   executablePath: binary,
   headless: true,
   protocol: "webDriverBiDi",
+  timeout: 180_000, // to start, on a busy machine
   extraPrefsFirefox: {
     // No first-run pages, updates or telemetry calls: the tests watch what the page requests.
     "browser.shell.checkDefaultBrowser": false,
@@ -26,6 +27,9 @@ const browser = await puppeteer.launch({
 });
 const page = (await browser.pages())[0] ?? (await browser.newPage());
 await page.setViewport({ width: 1280, height: 860 });
+// A busy machine (2 shared cores) can take long to load the page: wait for minutes, not seconds.
+page.setDefaultNavigationTimeout(180_000);
+page.setDefaultTimeout(60_000);
 
 const ops = {
   version: async () => await browser.version(),
