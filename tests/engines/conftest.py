@@ -15,17 +15,16 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from drivers import HERE, ChromiumDriver, Driver, FirefoxDriver, WebKitDriver, minibrowser_path
+from engine_chat import SUB_PATH, Site
+from engine_drivers import HERE, ChromiumDriver, Driver, FirefoxDriver, WebKitDriver, minibrowser_path
 
 import build
 from py_agent.testing.mock_server import MockProviderServer
 
 ENGINES = ("chromium", "firefox", "webkit")
-SUB_PATH = "/some/sub/path/"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -94,20 +93,6 @@ def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
     driver = launch(str(request.param))
     yield driver
     driver.close()
-
-
-@dataclass
-class Site:
-    """The site on a static server of its own, under a sub-path; `stop()` takes it off the network."""
-
-    url: str  # ends with SUB_PATH
-    origin: str
-    _stop: object
-
-    def stop(self) -> None:
-        stop, self._stop = self._stop, None
-        if callable(stop):
-            stop()
 
 
 @pytest.fixture(scope="module")

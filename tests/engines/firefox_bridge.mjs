@@ -1,4 +1,4 @@
-// Drives Firefox for tests/engines/drivers.py: puppeteer-core launches the given Firefox binary
+// Drives Firefox for tests/engines/engine_drivers.py: puppeteer-core launches the given Firefox binary
 // (WebDriver BiDi) and this script runs one command per line of stdin, answering each with one
 // line of JSON on stdout: {"id", "ok": true, "value"} or {"id", "ok": false, "error"}.
 //

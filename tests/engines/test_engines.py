@@ -1,4 +1,4 @@
-"""The page's key flows, written once (chat.py over drivers.py) and run in Chromium, Firefox ESR and
+"""The page's key flows, written once (engine_chat.py over engine_drivers.py) and run in Chromium, Firefox ESR and
 WebKitGTK: boot from a sub-path, the offline demo, the key dialog and a streamed reply from the
 mock provider, a reload that keeps the session, stop mid-reply, the `javascript` and `python`
 tools in their sandboxes (with an escape attempt each), export and import, and the service
@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chat import Chat
-from conftest import SUB_PATH, Site
-from drivers import Driver
+from engine_chat import SUB_PATH, Chat, Site
+from engine_drivers import Driver
 
 from py_agent.testing.mock_server import MockProviderServer
 

@@ -1,4 +1,4 @@
-"""The chat app as a user drives it, in any engine (through drivers.Driver): written once, run in three."""
+"""The chat app as a user drives it, in any engine (through engine_drivers.Driver): written once, run in three."""
 
 from __future__ import annotations
 
@@ -6,11 +6,26 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from drivers import Driver, FlowError
+from engine_drivers import Driver, FlowError
 
 from py_agent.testing.mock_server import MockProviderServer
 
 READY_TIMEOUT = 180.0
+SUB_PATH = "/some/sub/path/"  # where the site is served: every URL in it must be relative
+
+
+@dataclass
+class Site:
+    """The site on a static server of its own, under a sub-path; `stop()` takes it off the network."""
+
+    url: str  # ends with SUB_PATH
+    origin: str
+    _stop: object
+
+    def stop(self) -> None:
+        stop, self._stop = self._stop, None
+        if callable(stop):
+            stop()
 
 
 @dataclass
