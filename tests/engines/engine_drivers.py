@@ -11,10 +11,10 @@ the same in every engine.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import select
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -28,7 +28,6 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 FIREFOX_BRIDGE = HERE / "firefox_bridge.mjs"
 NAVIGATION_TIMEOUT = 180.0  # seconds: a busy machine (2 shared cores) can take long to load the page
-MINIBROWSER_DIRS = ("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1", "/usr/lib/aarch64-linux-gnu/webkit2gtk-4.1")
 
 
 class FlowError(AssertionError):
@@ -353,11 +352,6 @@ def minibrowser_path() -> str | None:
     found = os.environ.get("PY_AGENT_MINIBROWSER")
     if found:
         return found
-    for folder in MINIBROWSER_DIRS:
-        if Path(folder, "MiniBrowser").exists():
-            return str(Path(folder, "MiniBrowser"))
-    return None
-
-
-def which(name: str) -> str | None:
-    return shutil.which(name)
+    # Debian's libwebkit2gtk-4.1-0 puts it beside the engine's helper processes.
+    found_paths = sorted(glob.glob("/usr/lib/*/webkit2gtk-4.*/MiniBrowser"))
+    return found_paths[-1] if found_paths else None
