@@ -54,7 +54,7 @@ def test_key_dialog_then_a_streamed_reply_from_the_mock_provider(chat: Chat, moc
     chat.new_chat()
     chat.choose_model("mock claude", "Mock Claude")
     mock.reset()
-    mock.script([{"text": "ok"}, {"text": STREAMED, "delay_ms": 30, "chunk_size": 6}])  # the key check, the reply
+    mock.script([{"text": "ok"}, {"text": STREAMED, "delay_ms": 30, "chunk_size": 12}])  # the key check, the reply
     chat.send("Explain something, please")
     d.wait("dialog[open] h2", "API key for Mock Claude")
     assert mock.requests == []
@@ -235,6 +235,7 @@ def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:
     ]
     site.stop()  # the site's server is gone: the reload comes from the service worker's cache
     chat.reload()
+    assert d.js("return navigator.serviceWorker.controller?.scriptURL ?? null;") == site.url + "sw.js"
     chat.new_chat()
     chat.choose_model("demo", "Demo")
     chat.send("Show me what this app can do")
