@@ -1,4 +1,5 @@
-"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js and the static servers."""
+"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js, and for `test` the static
+servers (tests/browser/test_hosts.py), Firefox ESR, WebKitGTK's WebDriver and Xvfb (tests/engines/)."""
 
 from __future__ import annotations
 
@@ -115,4 +116,19 @@ def ensure_static_servers() -> None:
     raise BuildError(
         f"Missing static servers for the hosting tests: {', '.join(missing)}. Install Debian's packages as root:\n"
         f"    apt-get update && apt-get install -y {' '.join(missing)}"
+    )
+
+
+# The other two engines of tests/engines/: Debian's package -> the program it provides.
+ENGINE_PACKAGES = {"firefox-esr": "firefox-esr", "webkit2gtk-driver": "WebKitWebDriver", "xvfb": "Xvfb"}
+
+
+def ensure_engines() -> None:
+    """Firefox ESR, WebKitGTK's WebDriver (with its MiniBrowser) and Xvfb, for tests/engines/."""
+    missing = [package for package, program in ENGINE_PACKAGES.items() if shutil.which(program) is None]
+    if not missing or (apt_install(*missing) and all(shutil.which(ENGINE_PACKAGES[p]) for p in missing)):
+        return
+    raise BuildError(
+        f"the browsers of tests/engines/ are missing ({', '.join(missing)}). Install Debian's packages as root:\n"
+        f"    apt-get update && apt-get install -y {' '.join(ENGINE_PACKAGES)}"
     )

@@ -507,5 +507,16 @@ function renderAbout(panel, { app }) {
       ].map(([k, val]) => h("div", {}, h("dt", { text: k }), h("dd", { text: val ?? "?" }))),
     ),
     h("p", { class: "muted small", text: `Session format: pi v3 (.jsonl). Tokens are counted as the provider reports them (${formatTokens(1234)} = 1,234).` }),
+    ...browserLimits(),
   );
+}
+
+// What this browser lacks, said plainly; the rest of the app works without it.
+function browserLimits() {
+  const missing = [];
+  if (!("serviceWorker" in navigator) || document.documentElement.dataset.offline === "unsupported") {
+    missing.push("offline use (this browser gives the page no service worker)");
+  }
+  if (!missing.length) return [];
+  return [h("p", { class: "muted small", id: "browser-limits", text: `Not available in this browser: ${missing.join("; ")}. Everything else works.` })];
 }
