@@ -395,7 +395,76 @@ def tool_edit() -> AgentTool:
     )
 
 
+STEP_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "updates": {"type": "integer"},
+        "ms": {"type": "integer"},
+        "after": {"type": "integer"},
+        "fail": {"type": "boolean"},
+        "terminate": {"type": "boolean"},
+    },
+    "required": ["id"],
+}
+
+
+def step_update(on_update: Any, step_id: str, label: str, count: int | None) -> None:
+    for i in range(1, (count or 0) + 1):
+        if on_update is not None:
+            on_update(
+                {"content": [{"type": "text", "text": f"{step_id} {label} {i}"}], "details": {"id": step_id, label: i}}
+            )
+
+
+def step_result(params: dict[str, Any]) -> dict[str, Any]:
+    if params.get("fail"):
+        raise RuntimeError(f"{params['id']} failed")
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": f"{params['id']} done"}],
+        "details": {"id": params["id"]},
+    }
+    if params.get("terminate"):
+        result["terminate"] = True
+    return result
+
+
+def tool_step() -> AgentTool:
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        step_update(on_update, params["id"], "update", params.get("updates"))
+        if params.get("ms"):
+            await sleep(params["ms"], signal)
+            step_update(on_update, params["id"], "after", params.get("after"))
+            if signal is not None and signal.aborted:
+                raise RuntimeError(f"{params['id']} aborted")
+        return step_result(params)
+
+    return AgentTool(
+        name="step",
+        label="Step",
+        description="Updates, an optional abort-aware wait with later updates, then fails, returns or terminates",
+        parameters=STEP_PARAMETERS,
+        execute=execute,
+    )
+
+
+def tool_sync_step() -> AgentTool:
+    def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        step_update(on_update, params["id"], "update", params.get("updates"))
+        return step_result(params)
+
+    return AgentTool(
+        name="sync_step",
+        label="Synchronous step",
+        description="A plain (not async) function: updates, then throws, returns or terminates",
+        parameters=STEP_PARAMETERS,
+        execute=execute,
+    )
+
+
 TOOL_FACTORIES: dict[str, Callable[[], AgentTool]] = {
+    "step": tool_step,
+    "sync_step": tool_sync_step,
     "echo": tool_echo,
     "fail": tool_fail,
     "finish": tool_finish,
@@ -781,20 +850,51 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
             record["signalAborted"] = signal.aborted
             record["state"] = snapshot()
             trace["events"].append(record)
+            # Actions that need no waiting (abort, steer, ...) run here, right after the event is
+            # recorded, as in run_reference.mjs.
+            for index, trigger in due_triggers(event, True):
+                trace["events"].append({"trigger": index, "result": run_immediate_action(trigger["do"])})
 
         agent.subscribe(recorder)
 
         triggers = [dict(t, seen=0, fired=False) for t in scenario.get("triggers") or []]
-        if triggers:
+
+        def is_immediate(action: dict[str, Any]) -> bool:
+            waiting = ("raise", "prompt", "promptMessages")
+            return (
+                not any(key in action for key in waiting)
+                and not action.get("continue")
+                and not action.get("waitForIdle")
+            )
+
+        def due_triggers(event: Any, immediate: bool) -> list[tuple[int, dict[str, Any]]]:
+            due = []
+            for index, trigger in enumerate(triggers):
+                if is_immediate(trigger["do"]) != immediate:
+                    continue
+                if trigger["fired"] or trigger["on"] != event.type or not matches(trigger.get("where"), event):
+                    continue
+                trigger["seen"] += 1
+                if trigger["seen"] != trigger.get("nth", 1):
+                    continue
+                trigger["fired"] = True
+                due.append((index, trigger))
+            return due
+
+        def run_immediate_action(action: dict[str, Any]) -> dict[str, Any]:
+            running = run_action(action)
+            try:
+                running.send(None)
+            except StopIteration as stop:
+                result: dict[str, Any] = stop.value
+                return result
+            running.close()
+            raise RuntimeError(f"the action {action} did not finish at once")
+
+        if any(not is_immediate(trigger["do"]) for trigger in triggers):
 
             async def trigger_listener(event: Any, signal: Any) -> None:
-                for index, trigger in enumerate(triggers):
-                    if trigger["fired"] or trigger["on"] != event.type or not matches(trigger.get("where"), event):
-                        continue
-                    trigger["seen"] += 1
-                    if trigger["seen"] != trigger.get("nth", 1):
-                        continue
-                    trigger["fired"] = True
+                for index, trigger in due_triggers(event, False):
                     action = trigger["do"]
                     if "raise" in action:
                         trace["events"].append({"trigger": index, "result": {"raised": action["raise"]}})
