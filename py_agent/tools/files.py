@@ -19,6 +19,7 @@ from typing import Any, overload
 from ..ai._util import utf16_len
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent
+from ..ai.validation import TypeBoxSchema
 from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ._text import (
     DEFAULT_MAX_BYTES,
@@ -106,15 +107,17 @@ def _require_file(workspace: Workspace, path: str) -> WorkspaceFile:
 # read
 
 
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
-        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
-        "limit": {"type": "number", "description": "Maximum number of lines to read"},
-    },
-    "required": ["path"],
-}
+READ_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+            "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+            "limit": {"type": "number", "description": "Maximum number of lines to read"},
+        },
+        "required": ["path"],
+    }
+)
 
 
 def _read_text(path: str, text: str, offset: int | None, limit: int | None) -> AgentToolResult:
@@ -201,14 +204,16 @@ def make_read_tool(workspace: Workspace) -> AgentTool:
 # write
 
 
-WRITE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-        "content": {"type": "string", "description": "Content to write to the file"},
-    },
-    "required": ["path", "content"],
-}
+WRITE_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+            "content": {"type": "string", "description": "Content to write to the file"},
+        },
+        "required": ["path", "content"],
+    }
+)
 
 
 def make_write_tool(workspace: Workspace) -> AgentTool:
@@ -236,37 +241,39 @@ def make_write_tool(workspace: Workspace) -> AgentTool:
 # edit
 
 
-EDIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
-        "edits": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "oldText": {
-                        "type": "string",
-                        "description": (
-                            "Exact text for one targeted replacement. It must be unique in the original file and must "
-                            "not overlap with any other edits[].oldText in the same call."
-                        ),
+EDIT_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldText": {
+                            "type": "string",
+                            "description": (
+                                "Exact text for one targeted replacement. It must be unique in the original file and "
+                                "must not overlap with any other edits[].oldText in the same call."
+                            ),
+                        },
+                        "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
                     },
-                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": False,
                 },
-                "required": ["oldText", "newText"],
-                "additionalProperties": False,
+                "description": (
+                    "One or more targeted replacements. Each edit is matched against the original file, not "
+                    "incrementally. Do not include overlapping or nested edits. If two changes touch the same block or "
+                    "nearby lines, merge them into one edit instead."
+                ),
             },
-            "description": (
-                "One or more targeted replacements. Each edit is matched against the original file, not "
-                "incrementally. Do not include overlapping or nested edits. If two changes touch the same block or "
-                "nearby lines, merge them into one edit instead."
-            ),
         },
-    },
-    "required": ["path", "edits"],
-    "additionalProperties": False,
-}
+        "required": ["path", "edits"],
+        "additionalProperties": False,
+    }
+)
 
 
 def prepare_edit_arguments(raw: Any) -> Any:
@@ -343,13 +350,15 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
 # ls
 
 
-LS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
-    },
-}
+LS_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
+        },
+    }
+)
 
 
 def _with_notices(output: str, notices: Sequence[str]) -> str:
@@ -469,25 +478,27 @@ def _glob_matcher(glob: str) -> Callable[[str], bool]:
 # grep
 
 
-GREP_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
-        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-        "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
-        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-        "literal": {
-            "type": "boolean",
-            "description": "Treat pattern as literal string instead of regex (default: false)",
+GREP_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+            "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+            "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+            "literal": {
+                "type": "boolean",
+                "description": "Treat pattern as literal string instead of regex (default: false)",
+            },
+            "context": {
+                "type": "number",
+                "description": "Number of lines to show before and after each match (default: 0)",
+            },
+            "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
         },
-        "context": {
-            "type": "number",
-            "description": "Number of lines to show before and after each match (default: 0)",
-        },
-        "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
-    },
-    "required": ["pattern"],
-}
+        "required": ["pattern"],
+    }
+)
 
 _FILES_PER_YIELD = 50
 
@@ -662,18 +673,20 @@ def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -
 # find
 
 
-FIND_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+FIND_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+            },
+            "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
         },
-        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
-    },
-    "required": ["pattern"],
-}
+        "required": ["pattern"],
+    }
+)
 
 
 def make_find_tool(workspace: Workspace) -> AgentTool:

@@ -41,6 +41,7 @@ from ..ai._interop import get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, PiModel, TextContent, role_of
+from ..ai.validation import TypeBoxSchema
 from ..core.agent import Agent
 from ..core.types import (
     AfterToolCallContext,
@@ -567,23 +568,25 @@ def _item_schema(task_description: str) -> dict[str, Any]:
     }
 
 
-SUBAGENT_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "agent": {"type": "string", "description": "Name of the agent to invoke (for single mode)"},
-        "task": {"type": "string", "description": "Task to delegate (for single mode)"},
-        "tasks": {
-            "type": "array",
-            "items": _item_schema("Task to delegate to the agent"),
-            "description": "Array of {agent, task} for parallel execution",
+SUBAGENT_PARAMETERS = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "Name of the agent to invoke (for single mode)"},
+            "task": {"type": "string", "description": "Task to delegate (for single mode)"},
+            "tasks": {
+                "type": "array",
+                "items": _item_schema("Task to delegate to the agent"),
+                "description": "Array of {agent, task} for parallel execution",
+            },
+            "chain": {
+                "type": "array",
+                "items": _item_schema("Task with optional {previous} placeholder for prior output"),
+                "description": "Array of {agent, task} for sequential execution",
+            },
         },
-        "chain": {
-            "type": "array",
-            "items": _item_schema("Task with optional {previous} placeholder for prior output"),
-            "description": "Array of {agent, task} for sequential execution",
-        },
-    },
-}
+    }
+)
 
 MAX_LISTED_AGENTS = 20
 
