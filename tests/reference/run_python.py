@@ -10,7 +10,6 @@ identical. The format is described in scenarios/README.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import json
 import re
@@ -95,8 +94,21 @@ async def sleep(ms: float, signal: Any = None) -> None:
     if signal.aborted:
         await asyncio.sleep(0)  # awaiting a settled promise still yields in JavaScript
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(signal.wait(), ms / 1000)
+    # As run_reference.mjs: one future settled by the timer or the abort, whichever comes first
+    # (no helper tasks, so a wake-up takes the same event-loop turns on every Python version).
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def finish() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    timer = asyncio.get_running_loop().call_later(ms / 1000, finish)
+    remove = signal.add_listener(finish)
+    try:
+        await done
+    finally:
+        timer.cancel()
+        remove()
 
 
 def js_type(value: Any) -> str:
