@@ -108,7 +108,7 @@ async def test_read_missing_directory_binary_and_image() -> None:
     _, tools = await setup({"d/x.txt": "x", "blob.bin": b"\x00\xff\x00", "pic.png": png})
     with pytest.raises(Exception, match=r"^ENOENT: no such file or directory, access 'nope\.txt'$"):
         await run(tools["read"], path="nope.txt")
-    with pytest.raises(Exception, match="^EISDIR: illegal operation on a directory, read$"):
+    with pytest.raises(Exception, match=r"^EISDIR: illegal operation on a directory, read$"):
         await run(tools["read"], path="d")
     with pytest.raises(Exception, match="binary file"):
         await run(tools["read"], path="blob.bin")
