@@ -12,7 +12,7 @@ from pathlib import Path
 from .config import BENCH, ROOT, BuildError
 from .downloads import prepare_test_wheels
 from .lock import cmd_lock
-from .machine import chromium_path, ensure_chromium, ensure_node, ensure_venv
+from .machine import chromium_path, ensure_chromium, ensure_node, ensure_search_tools, ensure_venv
 from .serve import cmd_serve
 from .site import build_site
 
@@ -26,6 +26,7 @@ def cmd_test(pytest_args: Sequence[str]) -> int:
     python = ensure_venv()
     ensure_chromium()
     ensure_node()
+    ensure_search_tools()
     build_site()
     prepare_test_wheels()
     venv_bin = str(python.parent)
