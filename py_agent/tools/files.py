@@ -623,6 +623,8 @@ _RG_REGEX_ERRORS: tuple[tuple[str, str, int | None], ...] = (
     ("min repeat greater than max repeat", "invalid repetition count range, the start must be <= the end", None),
     ("unknown extension", "unrecognized flag", 1),
 )
+# Where ripgrep's caret is to the right of Python's error position.
+_RG_CARET_SHIFT = {"unrecognized flag": 1}
 
 
 def regex_error_text(pattern: str, error: re.error) -> str:
@@ -638,6 +640,7 @@ def regex_error_text(pattern: str, error: re.error) -> str:
                 width = (end + 1 if end >= 0 else len(pattern)) - position
             else:
                 width = span
+                position += _RG_CARET_SHIFT.get(rg_words, 0)
             break
     if "\n" in pattern:
         return f"regex parse error:\n    {pattern}\nerror: {message}"

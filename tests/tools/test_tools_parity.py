@@ -84,6 +84,8 @@ CALLS: list[tuple[str, dict[str, Any], str | None]] = [
     ("grep", {"pattern": "\\q"}, None),
     ("grep", {"pattern": "x{3,1}"}, None),
     ("grep", {"pattern": "[z-a]"}, None),
+    ("grep", {"pattern": "(?<n"}, None),
+    ("grep", {"pattern": "a|*"}, None),
     ("find", {"pattern": "*.md"}, "order"),
     ("find", {"pattern": "*.py", "path": "src"}, "order"),
     ("find", {"pattern": "*.txt", "limit": 2}, "walk_subset"),
