@@ -9,6 +9,7 @@ follow-ups when the agent would otherwise stop. This is a port of pi-agent-core'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import sys
@@ -733,6 +734,8 @@ class _Execution:
     value: Any = None
     error: Exception | None = None
     accepting: bool = True
+    settled_at_start: bool = True
+    """Whether ``execute`` had returned or raised by the end of its synchronous start."""
 
 
 def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit, turns: bool = False) -> _Execution:
@@ -763,8 +766,10 @@ def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit
         raw = call_flex(execute, tool_call.id, prepared.args, signal, on_update)
         if asyncio.iscoroutine(raw):
             execution.outcome = _start_eagerly(raw)
+            execution.settled_at_start = execution.outcome.done()
         elif isawaitable(raw):
             execution.outcome = asyncio.ensure_future(raw)
+            execution.settled_at_start = False
         else:
             execution.value = raw
     except Exception as error:
@@ -784,6 +789,14 @@ async def _finish_execution(execution: _Execution, turns: bool = False) -> tuple
             raise execution.error
         if execution.outcome is not None:
             if turns and execution.outcome.done():
+                # pi resumes a turn after the result settled: at once for a result settled at the
+                # start, a turn later for one that settled since.
+                await asyncio.sleep(0)
+                if not execution.settled_at_start:
+                    await asyncio.sleep(0)
+            elif turns:
+                with contextlib.suppress(Exception):  # read below, the way it settled
+                    await execution.outcome
                 await asyncio.sleep(0)
             raw = await execution.outcome
         else:

@@ -10,7 +10,9 @@ identical. The format is described in scenarios/README.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import heapq
 import json
 import re
 import sys
@@ -87,28 +89,75 @@ def error_text(error: BaseException) -> str:
     return str(error)
 
 
+class Timers:
+    """Node's timer phase: due timers fire one at a time, earliest first, and each one's wake-up
+    runs to its next wait before the next fires (Node drains the microtasks after every timer
+    callback). asyncio would wake every overdue timer in one turn and interleave them, so on a
+    busy machine the order of events would depend on how late the process ran."""
+
+    DRAIN_TURNS = 64  # more event-loop turns than any wake-up in the scenarios takes
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, asyncio.Future[None]]] = []
+        self.count = 0
+        self.changed = asyncio.Event()
+        self.driver: asyncio.Task[None] | None = None
+
+    def add(self, ms: float) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self.count += 1
+        heapq.heappush(self.heap, (loop.time() + ms / 1000, self.count, done))
+        self.changed.set()
+        if self.driver is None:
+            self.driver = loop.create_task(self.run())
+        return done
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while self.heap and self.heap[0][2].done():
+                heapq.heappop(self.heap)  # settled by an abort
+            if not self.heap:
+                self.changed.clear()
+                await self.changed.wait()
+                continue
+            delay = self.heap[0][0] - loop.time()
+            if delay > 0:
+                self.changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.changed.wait(), delay)
+                continue
+            _, _, done = heapq.heappop(self.heap)
+            if not done.done():
+                done.set_result(None)
+                for _ in range(self.DRAIN_TURNS):
+                    await asyncio.sleep(0)
+
+
+TIMERS: Timers | None = None
+
+
 async def sleep(ms: float, signal: Any = None) -> None:
-    if signal is None:
-        await asyncio.sleep(ms / 1000)
-        return
-    if signal.aborted:
+    """run_reference.mjs's sleep: settled by its timer or the abort, whichever comes first."""
+    global TIMERS
+    if signal is not None and signal.aborted:
         await asyncio.sleep(0)  # awaiting a settled promise still yields in JavaScript
         return
-    # As run_reference.mjs: one future settled by the timer or the abort, whichever comes first
-    # (no helper tasks, so a wake-up takes the same event-loop turns on every Python version).
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    if TIMERS is None or TIMERS.driver is None or TIMERS.driver.get_loop() is not asyncio.get_running_loop():
+        TIMERS = Timers()
+    done = TIMERS.add(ms)
 
     def finish() -> None:
         if not done.done():
             done.set_result(None)
 
-    timer = asyncio.get_running_loop().call_later(ms / 1000, finish)
-    remove = signal.add_listener(finish)
+    remove = signal.add_listener(finish) if signal is not None else None
     try:
         await done
     finally:
-        timer.cancel()
-        remove()
+        if remove is not None:
+            remove()
 
 
 def js_type(value: Any) -> str:

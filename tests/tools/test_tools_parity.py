@@ -12,7 +12,6 @@ the same text (pi's absolute folder path shown as the workspace path), apart fro
 - ``walk_subset``: with a ``limit``, pi's find keeps the first files of fd's unordered walk.
 """
 
-# pyodide-runner: no-fs
 from __future__ import annotations
 
 import asyncio
