@@ -12,7 +12,15 @@ from pathlib import Path
 from .config import BENCH, ROOT, BuildError
 from .downloads import prepare_test_wheels
 from .lock import cmd_lock
-from .machine import chromium_path, ensure_chromium, ensure_engines, ensure_node, ensure_static_servers, ensure_venv
+from .machine import (
+    chromium_path,
+    ensure_chromium,
+    ensure_engines,
+    ensure_node,
+    ensure_search_tools,
+    ensure_static_servers,
+    ensure_venv,
+)
 from .pydist import cmd_dist, cmd_docs
 from .serve import cmd_serve
 from .site import build_site
@@ -29,6 +37,7 @@ def cmd_test(pytest_args: Sequence[str]) -> int:
     ensure_engines()
     ensure_node()
     ensure_static_servers()
+    ensure_search_tools()
     build_site()
     prepare_test_wheels()
     venv_bin = str(python.parent)

@@ -1,5 +1,6 @@
-"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js, and for `test` the static
-servers (tests/browser/test_hosts.py), Firefox ESR, WebKitGTK's WebDriver and Xvfb (tests/engines/)."""
+"""Setting up the machine for `test` and `bench`: .venv, Chromium, Node.js, and for `test` ripgrep and fd
+(tests/tools/test_tools_parity.py), the static servers (tests/browser/test_hosts.py), Firefox ESR,
+WebKitGTK's WebDriver and Xvfb (tests/engines/)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,23 @@ def ensure_chromium() -> None:
         f"    apt-get update && apt-get install -y chromium\n"
         f"or point PY_AGENT_CHROMIUM at a Chromium or Chrome binary."
     )
+
+
+# The commands pi's grep and find run; tests/tools/test_tools_parity.py runs pi's tools with them.
+# Debian installs fd as `fdfind`.
+SEARCH_TOOLS = (("rg", "ripgrep"), ("fdfind", "fd-find"))
+
+
+def ensure_search_tools() -> None:
+    missing = [package for command, package in SEARCH_TOOLS if shutil.which(command) is None]
+    for package in missing:
+        apt_install(package)
+    still = [package for command, package in SEARCH_TOOLS if shutil.which(command) is None]
+    if still:
+        raise BuildError(
+            "ripgrep and fd are missing (the workspace tools are compared with pi's, which run them). "
+            f"Install Debian's packages as root:\n    apt-get update && apt-get install -y {' '.join(still)}"
+        )
 
 
 def node_major() -> int | None:

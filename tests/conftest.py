@@ -85,7 +85,11 @@ def run_in_pyodide(node: str, built_site: Path, test_wheels: Path) -> PyodideRun
 
 # pi's reference packages (tests/reference), shared by the parity and session-format checks.
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
-PINNED = {"@earendil-works/pi-agent-core": "0.79.10", "@earendil-works/pi-ai": "0.79.10"}
+PINNED = {
+    "@earendil-works/pi-agent-core": "0.79.10",
+    "@earendil-works/pi-ai": "0.79.10",
+    "@earendil-works/pi-coding-agent": "0.79.10",
+}
 
 
 def _installed_version(package: str) -> str | None:

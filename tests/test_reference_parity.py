@@ -306,3 +306,15 @@ def test_reference_parity(scenario: dict[str, Any], traces: tuple[dict[str, Any]
         return
     if reference != python:
         pytest.fail(_report(name, reference, python), pytrace=False)
+
+
+def test_generated_scenarios_are_current() -> None:
+    """The generated scenario files are what ``generate_scenarios.py`` writes for its seeds."""
+    completed = subprocess.run(
+        [sys.executable, str(REFERENCE_DIR / "generate_scenarios.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert any(s["name"].startswith("generated_batch_") for s in SCENARIOS)

@@ -9,12 +9,13 @@ follow-ups when the agent would otherwise stop. This is a port of pi-agent-core'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from inspect import isawaitable
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -65,6 +66,10 @@ from .types import (
 )
 
 Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]
+_T = TypeVar("_T")
+# The event-loop turns an update event of a parallel batch takes to settle (pi: the awaits of the
+# agent's emit and of Promise.all), so the batch's tools end in pi's order.
+_UPDATE_TURNS = 3
 
 _PARTIAL_EVENTS = frozenset(
     {
@@ -595,13 +600,23 @@ async def _execute_parallel(
         if signal is not None and signal.aborted:
             break
 
-    async def run(prepared: _Prepared) -> _Finalized:
-        result, is_error = await _execute_prepared(prepared, signal, emit)
-        finalized = await _finalize(context, assistant, prepared, result, is_error, config, signal)
+    # As pi: every prepared tool is started, in source order, before any is awaited, so what a
+    # tool does before its first suspension (updates, a synchronous result or error) comes before
+    # any tool_execution_end of the batch.
+    started = {
+        index: _start_execution(entry, signal, emit, turns=True)
+        for index, entry in enumerate(entries)
+        if isinstance(entry, _Prepared)
+    }
+
+    async def run(prepared: _Prepared, execution: _Execution) -> _Finalized:
+        result, is_error = await _finish_execution(execution, turns=True)
+        finalized = await _finalize(context, assistant, prepared, result, is_error, config, signal, turns=True)
+        await asyncio.sleep(0)  # pi awaits the finalized call
         await _emit_tool_end(finalized, emit)
         return finalized
 
-    jobs = {index: run(entry) for index, entry in enumerate(entries) if isinstance(entry, _Prepared)}
+    jobs = {index: run(cast(_Prepared, entries[index]), execution) for index, execution in started.items()}
     # As pi's Promise.all: the first failure (a listener raised) fails the batch at once; the other
     # jobs run on, and gather marks their later errors as retrieved.
     outcomes = await asyncio.gather(*jobs.values())
@@ -655,24 +670,24 @@ async def _prepare_tool_call(
         return _Finalized(tool_call, _error_result(error_text(error)), True)
 
 
-def _start_eagerly(coroutine: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+def _start_eagerly(coroutine: Coroutine[Any, Any, _T]) -> asyncio.Future[_T]:
     """Run ``coroutine`` now, up to its first real suspension, then finish it as a task.
 
-    pi dispatches a progress event synchronously inside ``onUpdate``: the reducer and the
-    listeners run before the tool continues. Python 3.12+ has eager tasks for this; on 3.11 the
-    first step is driven by hand.
+    pi dispatches a progress event synchronously inside ``onUpdate``, and starts each tool of a
+    batch synchronously up to its first ``await``. Python 3.12+ has eager tasks for this; on 3.11
+    the first step is driven by hand.
     """
     loop = asyncio.get_running_loop()
     if sys.version_info >= (3, 12):
         return asyncio.Task(coroutine, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
     try:
         awaited = coroutine.send(None)
-    except StopIteration:
-        done: asyncio.Future[None] = loop.create_future()
-        done.set_result(None)
+    except StopIteration as stop:
+        done: asyncio.Future[_T] = loop.create_future()
+        done.set_result(stop.value)
         return done
     except Exception as error:
-        failed: asyncio.Future[None] = loop.create_future()
+        failed: asyncio.Future[_T] = loop.create_future()
         failed.set_exception(error)
         return failed
     return loop.create_task(_finish(coroutine, awaited))
@@ -690,7 +705,7 @@ def _settled(future: asyncio.Future[Any]) -> asyncio.Future[None]:
     return done
 
 
-async def _finish(coroutine: Coroutine[Any, Any, None], awaited: Any) -> None:
+async def _finish(coroutine: Coroutine[Any, Any, _T], awaited: Any) -> _T:
     """Drive a coroutine that was started by hand, the way a Task would."""
     while True:
         if awaited is None:
@@ -705,54 +720,119 @@ async def _finish(coroutine: Coroutine[Any, Any, None], awaited: Any) -> None:
                 continue
         try:
             awaited = coroutine.send(None)
-        except StopIteration:
-            return
+        except StopIteration as stop:
+            return cast(_T, stop.value)
 
 
-async def _execute_prepared(
-    prepared: _Prepared, signal: AbortSignal | None, emit: Emit
-) -> tuple[AgentToolResult, bool]:
-    updates: list[asyncio.Future[None]] = []
-    accepting = True
+@dataclasses.dataclass
+class _Execution:
+    """A tool's ``execute`` started up to its first suspension, with the updates it reported."""
+
+    tool_call: ToolCall
+    updates: list[asyncio.Future[None]]
+    outcome: asyncio.Future[Any] | None = None
+    value: Any = None
+    error: Exception | None = None
+    accepting: bool = True
+    settled_at_start: bool = True
+    """Whether ``execute`` had returned or raised by the end of its synchronous start."""
+
+
+def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit, turns: bool = False) -> _Execution:
     tool_call = prepared.tool_call
+    execution = _Execution(tool_call, [])
 
     def on_update(partial_result: Any) -> None:
-        if not accepting:
+        if not execution.accepting:
             return
-        updates.append(
-            _start_eagerly(
-                emit(
-                    fast_construct(
-                        ToolExecutionUpdateEvent,
-                        type="tool_execution_update",
-                        tool_call_id=tool_call.id,
-                        tool_name=tool_call.name,
-                        args=tool_call.arguments,
-                        partial_result=partial_result,
-                    )
-                )  # type: ignore[arg-type]
+        event = emit(
+            fast_construct(
+                ToolExecutionUpdateEvent,
+                type="tool_execution_update",
+                tool_call_id=tool_call.id,
+                tool_name=tool_call.name,
+                args=tool_call.arguments,
+                partial_result=partial_result,
             )
         )
+        # In a parallel batch the event settles a turn later, as pi's emit settles after its
+        # listeners' awaits: tools with updates end after those without, in update order.
+        execution.updates.append(_start_eagerly(_then_turn(event) if turns else event))  # type: ignore[arg-type]
 
     execute = get_field(prepared.tool, "execute")
     try:
         if execute is None:
             raise TypeError(f"Tool {tool_call.name} has no execute function")
-        raw = await maybe_await(call_flex(execute, tool_call.id, prepared.args, signal, on_update))
+        raw = call_flex(execute, tool_call.id, prepared.args, signal, on_update)
+        if asyncio.iscoroutine(raw):
+            execution.outcome = _start_eagerly(raw)
+            execution.settled_at_start = execution.outcome.done()
+        elif isawaitable(raw):
+            execution.outcome = asyncio.ensure_future(raw)
+            execution.settled_at_start = False
+        else:
+            execution.value = raw
+    except Exception as error:
+        execution.error = error
+    return execution
+
+
+async def _finish_execution(execution: _Execution, turns: bool = False) -> tuple[AgentToolResult, bool]:
+    """The tool's result once it and its update events settled.
+
+    With ``turns`` (a parallel batch) the awaits take the turns pi's awaits take, so tools that
+    finish without a real suspension end in pi's order: pi's ``await execute()`` costs a turn
+    unless ``execute`` threw synchronously, and awaiting update events costs more than awaiting none.
+    """
+    try:
+        if execution.error is not None:
+            raise execution.error
+        if execution.outcome is not None:
+            if turns and execution.outcome.done():
+                # pi resumes a turn after the result settled: at once for a result settled at the
+                # start, a turn later for one that settled since.
+                await asyncio.sleep(0)
+                if not execution.settled_at_start:
+                    await asyncio.sleep(0)
+            elif turns:
+                with contextlib.suppress(Exception):  # read below, the way it settled
+                    await execution.outcome
+                await asyncio.sleep(0)
+            raw = await execution.outcome
+        else:
+            if turns:
+                await asyncio.sleep(0)
+            raw = execution.value
         result = _as_tool_result(raw)
     except Exception as error:
-        accepting = False
-        await _settle(updates)
+        execution.accepting = False
+        await _settle(execution.updates, turns)
         return _error_result(error_text(error)), True
-    accepting = False
-    await _settle(updates)
+    execution.accepting = False
+    await _settle(execution.updates, turns)
     return result, False
 
 
-async def _settle(updates: list[asyncio.Future[None]]) -> None:
+async def _execute_prepared(
+    prepared: _Prepared, signal: AbortSignal | None, emit: Emit
+) -> tuple[AgentToolResult, bool]:
+    return await _finish_execution(_start_execution(prepared, signal, emit))
+
+
+async def _then_turn(event: Awaitable[None]) -> None:
+    await event
+    for _ in range(_UPDATE_TURNS):
+        await asyncio.sleep(0)
+
+
+async def _settle(updates: list[asyncio.Future[None]], turns: bool = False) -> None:
     if not updates:
+        if turns:
+            await asyncio.sleep(0)
         return
     outcomes = await asyncio.gather(*updates, return_exceptions=True)
+    if turns:
+        await asyncio.sleep(0)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
@@ -766,6 +846,7 @@ async def _finalize(
     is_error: bool,
     config: AgentLoopConfig,
     signal: AbortSignal | None,
+    turns: bool = False,
 ) -> _Finalized:
     if config.after_tool_call is not None:
         try:
@@ -778,6 +859,8 @@ async def _finalize(
                     )
                 )
             )
+            if turns:
+                await asyncio.sleep(0)  # pi awaits the hook
             if after is not None:
                 fields: dict[str, Any] = {
                     "content": after.content if after.content is not None else result.content,

@@ -19,6 +19,7 @@ from typing import Any, overload
 from ..ai._util import utf16_len
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent
+from ..ai.validation import TypeBoxSchema
 from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ._text import (
     DEFAULT_MAX_BYTES,
@@ -52,6 +53,7 @@ __all__ = [
     "make_workspace_tools",
     "make_write_tool",
     "python_grep_search",
+    "regex_error_text",
 ]
 
 FILE_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
@@ -93,28 +95,42 @@ def _image_mime(data: bytes) -> str | None:
     return None
 
 
+def _shown_path(path: str) -> str:
+    """The workspace path for ``path``, where pi's texts show the path resolved against its cwd."""
+    try:
+        return normalize_path(path, allow_root=True)
+    except ValueError:
+        return path
+
+
+# pi's texts for these are Node's file-system errors.
+READ_DIRECTORY_ERROR = "EISDIR: illegal operation on a directory, read"
+
+
 def _require_file(workspace: Workspace, path: str) -> WorkspaceFile:
     file = workspace.get(path)
     if file is not None:
         return file
     if workspace.is_dir(path):
-        raise ToolError(f"{path} is a directory: use ls to list it")
-    raise ToolError(f"File not found: {path}")
+        raise ToolError(READ_DIRECTORY_ERROR)
+    raise ToolError(f"ENOENT: no such file or directory, access '{_shown_path(path)}'")
 
 
 # ---------------------------------------------------------------------------------------------
 # read
 
 
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
-        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
-        "limit": {"type": "number", "description": "Maximum number of lines to read"},
-    },
-    "required": ["path"],
-}
+READ_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+            "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+            "limit": {"type": "number", "description": "Maximum number of lines to read"},
+        },
+        "required": ["path"],
+    }
+)
 
 
 def _read_text(path: str, text: str, offset: int | None, limit: int | None) -> AgentToolResult:
@@ -201,14 +217,16 @@ def make_read_tool(workspace: Workspace) -> AgentTool:
 # write
 
 
-WRITE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-        "content": {"type": "string", "description": "Content to write to the file"},
-    },
-    "required": ["path", "content"],
-}
+WRITE_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+            "content": {"type": "string", "description": "Content to write to the file"},
+        },
+        "required": ["path", "content"],
+    }
+)
 
 
 def make_write_tool(workspace: Workspace) -> AgentTool:
@@ -236,37 +254,39 @@ def make_write_tool(workspace: Workspace) -> AgentTool:
 # edit
 
 
-EDIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
-        "edits": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "oldText": {
-                        "type": "string",
-                        "description": (
-                            "Exact text for one targeted replacement. It must be unique in the original file and must "
-                            "not overlap with any other edits[].oldText in the same call."
-                        ),
+EDIT_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldText": {
+                            "type": "string",
+                            "description": (
+                                "Exact text for one targeted replacement. It must be unique in the original file and "
+                                "must not overlap with any other edits[].oldText in the same call."
+                            ),
+                        },
+                        "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
                     },
-                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": False,
                 },
-                "required": ["oldText", "newText"],
-                "additionalProperties": False,
+                "description": (
+                    "One or more targeted replacements. Each edit is matched against the original file, not "
+                    "incrementally. Do not include overlapping or nested edits. If two changes touch the same block or "
+                    "nearby lines, merge them into one edit instead."
+                ),
             },
-            "description": (
-                "One or more targeted replacements. Each edit is matched against the original file, not "
-                "incrementally. Do not include overlapping or nested edits. If two changes touch the same block or "
-                "nearby lines, merge them into one edit instead."
-            ),
         },
-    },
-    "required": ["path", "edits"],
-    "additionalProperties": False,
-}
+        "required": ["path", "edits"],
+        "additionalProperties": False,
+    }
+)
 
 
 def prepare_edit_arguments(raw: Any) -> Any:
@@ -305,8 +325,9 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
             raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
         file = workspace.get(path)
         if file is None:
-            reason = "It is a directory" if workspace.is_dir(path) else "File not found"
-            raise ToolError(f"Could not edit file: {path}. {reason}.")
+            if workspace.is_dir(path):
+                raise ToolError(READ_DIRECTORY_ERROR)
+            raise ToolError(f"Could not edit file: {path}. Error code: ENOENT.")
         raw = file.text()
         if raw is None:
             raise ToolError(f"Could not edit file: {path}. It is a binary file.")
@@ -343,13 +364,15 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
 # ls
 
 
-LS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
-    },
-}
+LS_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
+        },
+    }
+)
 
 
 def _with_notices(output: str, notices: Sequence[str]) -> str:
@@ -469,25 +492,27 @@ def _glob_matcher(glob: str) -> Callable[[str], bool]:
 # grep
 
 
-GREP_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
-        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-        "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
-        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-        "literal": {
-            "type": "boolean",
-            "description": "Treat pattern as literal string instead of regex (default: false)",
+GREP_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+            "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+            "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+            "literal": {
+                "type": "boolean",
+                "description": "Treat pattern as literal string instead of regex (default: false)",
+            },
+            "context": {
+                "type": "number",
+                "description": "Number of lines to show before and after each match (default: 0)",
+            },
+            "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
         },
-        "context": {
-            "type": "number",
-            "description": "Number of lines to show before and after each match (default: 0)",
-        },
-        "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
-    },
-    "required": ["pattern"],
-}
+        "required": ["pattern"],
+    }
+)
 
 _FILES_PER_YIELD = 50
 
@@ -500,7 +525,7 @@ def _searched_files(workspace: Workspace, path: str, glob: str | None) -> tuple[
         assert file is not None
         return [(file.name, file)], False
     if not workspace.is_dir(path):
-        raise ToolError(f"Path not found: {path}")
+        raise ToolError(f"Path not found: {_shown_path(path)}")
     folder = normalize_path(path, allow_root=True)
     prefix = folder + "/" if folder else ""
     matcher = _glob_matcher(glob) if glob else None
@@ -583,7 +608,43 @@ def compile_grep_pattern(pattern: str, *, literal: bool = False, ignore_case: bo
     try:
         return re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as error:
-        raise ToolError(f"regex parse error: {error}") from None
+        raise ToolError(regex_error_text(pattern, error)) from None
+
+
+# Python's words for a bad pattern, as ripgrep (pi's grep) words them, and how many characters
+# from the error's position ripgrep underlines (None: from the position to the closing brace).
+_RG_REGEX_ERRORS: tuple[tuple[str, str, int | None], ...] = (
+    ("missing ), unterminated subpattern", "unclosed group", 1),
+    ("unbalanced parenthesis", "unopened group", 1),
+    ("unterminated character set", "unclosed character class", 1),
+    ("nothing to repeat", "repetition operator missing expression", 1),
+    ("bad escape", "unrecognized escape sequence", 2),
+    ("bad character range", "invalid character class range, the start must be <= the end", 3),
+    ("min repeat greater than max repeat", "invalid repetition count range, the start must be <= the end", None),
+    ("unknown extension", "unrecognized flag", 1),
+)
+# Where ripgrep's caret is to the right of Python's error position.
+_RG_CARET_SHIFT = {"unrecognized flag": 1}
+
+
+def regex_error_text(pattern: str, error: re.error) -> str:
+    """ripgrep's text for a pattern that does not compile: the pattern, a caret line under the
+    error and its message (Python's message where ripgrep has no equivalent)."""
+    message, position, width = str(error.msg), error.pos or 0, 1
+    for python_words, rg_words, span in _RG_REGEX_ERRORS:
+        if message.startswith(python_words):
+            message = rg_words
+            if span is None:  # x{3,1}: ripgrep underlines the whole counted repetition
+                position = max(0, pattern.rfind("{", 0, position + 1))
+                end = pattern.find("}", position)
+                width = (end + 1 if end >= 0 else len(pattern)) - position
+            else:
+                width = span
+                position += _RG_CARET_SHIFT.get(rg_words, 0)
+            break
+    if "\n" in pattern:
+        return f"regex parse error:\n    {pattern}\nerror: {message}"
+    return f"regex parse error:\n    {pattern}\n    {' ' * position}{'^' * max(1, width)}\nerror: {message}"
 
 
 def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -> AgentTool:
@@ -662,18 +723,20 @@ def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -
 # find
 
 
-FIND_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+FIND_SCHEMA = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+            },
+            "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
         },
-        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
-    },
-    "required": ["pattern"],
-}
+        "required": ["pattern"],
+    }
+)
 
 
 def make_find_tool(workspace: Workspace) -> AgentTool:
@@ -687,7 +750,10 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         effective = max(1, FIND_DEFAULT_LIMIT if limit is None else limit)
         folder = normalize_path(path, allow_root=True)
         if not workspace.is_dir(folder):
-            raise ToolError(f"Path not found: {path}" if not workspace.is_file(folder) else f"Not a directory: {path}")
+            # fd's own words (pi's find runs fd), for a missing path as for a file.
+            raise ToolError(
+                f"[fd error]: Search path '{folder}' is not a directory.\n[fd error]: No valid search paths given."
+            )
         prefix = folder + "/" if folder else ""
         # fd: a pattern without '/' matches names; one with '/' the whole path below the folder.
         full_path = "/" in pattern

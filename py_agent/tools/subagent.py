@@ -41,6 +41,7 @@ from ..ai._interop import get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, PiModel, TextContent, role_of
+from ..ai.validation import TypeBoxSchema
 from ..core.agent import Agent
 from ..core.types import (
     AfterToolCallContext,
@@ -94,6 +95,7 @@ __all__ = [
     "parse_subagent_details",
     "resolve_model_name",
     "subagent_after_tool_call",
+    "task_excerpt",
     "truncate_head",
     "truncate_model_output",
     "truncate_parallel_output",
@@ -212,6 +214,19 @@ def get_result_output(result: SubagentResult) -> str:
     if is_failed_result(result):
         return get_failure_evidence(result)
     return get_final_output(result.messages) or "(no output)"
+
+
+TASK_EXCERPT_CHARS = 60
+
+
+def task_excerpt(task: str) -> str:
+    """The start of a task's text, quoted: its first line, cut to ``TASK_EXCERPT_CHARS`` with an ellipsis."""
+    stripped = task.strip()
+    line = stripped.split("\n", 1)[0].strip()
+    cut = line[:TASK_EXCERPT_CHARS].rstrip()
+    if cut != stripped:
+        cut += "…"
+    return f'"{cut}"'
 
 
 def _cut_utf8(text: str, max_bytes: int) -> str:
@@ -553,23 +568,25 @@ def _item_schema(task_description: str) -> dict[str, Any]:
     }
 
 
-SUBAGENT_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "agent": {"type": "string", "description": "Name of the agent to invoke (for single mode)"},
-        "task": {"type": "string", "description": "Task to delegate (for single mode)"},
-        "tasks": {
-            "type": "array",
-            "items": _item_schema("Task to delegate to the agent"),
-            "description": "Array of {agent, task} for parallel execution",
+SUBAGENT_PARAMETERS = TypeBoxSchema(
+    {
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "Name of the agent to invoke (for single mode)"},
+            "task": {"type": "string", "description": "Task to delegate (for single mode)"},
+            "tasks": {
+                "type": "array",
+                "items": _item_schema("Task to delegate to the agent"),
+                "description": "Array of {agent, task} for parallel execution",
+            },
+            "chain": {
+                "type": "array",
+                "items": _item_schema("Task with optional {previous} placeholder for prior output"),
+                "description": "Array of {agent, task} for sequential execution",
+            },
         },
-        "chain": {
-            "type": "array",
-            "items": _item_schema("Task with optional {previous} placeholder for prior output"),
-            "description": "Array of {agent, task} for sequential execution",
-        },
-    },
-}
+    }
+)
 
 MAX_LISTED_AGENTS = 20
 
@@ -894,7 +911,8 @@ class SubagentTool(AgentTool):
             result = await self._run_single(agents, approved, str(step["agent"]), task, index + 1, signal, report)
             results.append(result)
             if is_failed_result(result):
-                text = f"Chain stopped at step {index + 1} ({step['agent']}): {get_result_output(result)}"
+                label = f"{step['agent']}: {task_excerpt(str(step['task']))}"
+                text = f"Chain stopped at step {index + 1} ({label}): {get_result_output(result)}"
                 return AgentToolResult(
                     content=_text(truncate_model_output(text)), details=_make_details("chain", results)
                 )
@@ -938,14 +956,15 @@ class SubagentTool(AgentTool):
         results = await map_with_concurrency_limit(tasks, MAX_CONCURRENCY, run)
         success_count = sum(1 for r in results if not is_failed_result(r))
         summaries = []
-        for r in results:
+        for number, r in enumerate(results, 1):
             output = truncate_parallel_output(get_result_output(r))
             status = (
                 f"{r.status} ({r.stop_reason})"
                 if is_failed_result(r) and r.stop_reason and r.stop_reason != "end"
                 else r.status
             )
-            summaries.append(f"### [{r.agent}] {status}\n\n{output}")
+            # Several tasks may go to one agent: the number and the task's start tell them apart.
+            summaries.append(f"### Task {number} [{r.agent}] {status}: {task_excerpt(r.task)}\n\n{output}")
         return AgentToolResult(
             content=_text(f"Parallel: {success_count}/{len(results)} succeeded\n\n" + "\n\n---\n\n".join(summaries)),
             details=_make_details("parallel", results),

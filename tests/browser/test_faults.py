@@ -168,7 +168,7 @@ CASES = [
         "invalid-tool-json-openai",
         "gpt",
         [{"tool_calls": [{"id": "call_bad_2", "name": "read", "raw_arguments": '{"path": "a.txt", "offset": '}]}],
-        error=r"File not found|not found|No such|does not exist",
+        error=r"File not found|not found|No such|no such file|does not exist",
         tool=True,
     ),
     Case(

@@ -100,6 +100,12 @@ def test_parallel_run_shows_progress_children_transcripts_and_usage(app: App, mo
     assert children.count() == 3
     assert card.locator(".subagent-child[data-status='completed']").count() == 3
     assert [children.nth(i).locator(".subagent-agent").inner_text() for i in range(3)] == ["scout", "scout", "reviewer"]
+    # Two tasks go to one agent: each child names its task's number, as the tool's result does.
+    assert [children.nth(i).locator(".subagent-number").inner_text() for i in range(3)] == [
+        "Task 1:",
+        "Task 2:",
+        "Task 3:",
+    ]
     first = children.first
     assert first.locator(".subagent-output strong", has_text="Found").count() == 1  # Markdown, rendered
     assert "2 turns" not in first.locator(".subagent-usage").inner_text()

@@ -10,7 +10,7 @@ from helpers import asst, asst_tools, call, new_agent, result_text, simple_tool
 from pydantic import BaseModel, Field
 
 from py_agent.ai.types import TextContent, ToolCall
-from py_agent.ai.validation import validate_tool_arguments
+from py_agent.ai.validation import ToolArgumentsError, TypeBoxSchema, validate_tool_arguments
 from py_agent.core.types import AgentTool, AgentToolResult
 
 REFERENCE_CASES = [  # (schema, arguments, validated, error text)
@@ -439,3 +439,51 @@ def test_provider_view_of_pydantic_tool_is_json_schema():
     assert schema["type"] == "object"
     assert set(schema["properties"]) == {"path", "count", "tags"}
     assert schema["required"] == ["path"]
+
+
+class Replacement(BaseModel):
+    old_text: str = Field(alias="oldText")
+    new_text: str = Field(alias="newText")
+
+
+class MultiEdit(BaseModel):
+    path: str
+    edits: list[Replacement]
+    line: int | None = None
+
+
+def test_pydantic_arguments_get_typebox_conversions_first():
+    # As pi's TypeBox tools: one edit where a list is wanted becomes a list, an integer is truncated,
+    # null for a string becomes "null"; pydantic then validates the converted value.
+    tool = {"name": "edit", "parameters": MultiEdit}
+    args = validate_tool_arguments(
+        tool, {"name": "edit", "arguments": {"path": None, "edits": {"oldText": "a", "newText": 1}, "line": "4.7"}}
+    )
+    assert args == MultiEdit(path="null", edits=[Replacement(oldText="a", newText="1")], line=4)
+
+
+def test_typebox_schema_converts_and_plain_schema_does_not():
+    schema = {
+        "type": "object",
+        "properties": {"edits": {"type": "array", "items": {"type": "object"}}, "n": {"type": "integer"}},
+        "required": ["edits"],
+    }
+    raw = {"edits": {"oldText": "a"}, "n": "2.5"}
+    converted = validate_tool_arguments(
+        {"name": "t", "parameters": TypeBoxSchema(schema)}, {"name": "t", "arguments": raw}
+    )
+    assert converted == {"edits": [{"oldText": "a"}], "n": 2}
+    assert raw == {"edits": {"oldText": "a"}, "n": "2.5"}  # the call's own arguments are never changed
+    with pytest.raises(ToolArgumentsError) as info:
+        validate_tool_arguments({"name": "t", "parameters": schema}, {"name": "t", "arguments": raw})
+    assert "  - edits: must be array\n  - n: must be integer\n" in str(info.value)
+
+
+def test_workspace_tools_accept_one_edit_for_the_list():
+    from py_agent.tools.files import EDIT_SCHEMA
+
+    args = validate_tool_arguments(
+        {"name": "edit", "parameters": EDIT_SCHEMA},
+        {"name": "edit", "arguments": {"path": "a.txt", "edits": {"oldText": "a", "newText": "b"}}},
+    )
+    assert args["edits"] == [{"oldText": "a", "newText": "b"}]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import heapq
 import json
 import re
 import sys
@@ -88,15 +89,75 @@ def error_text(error: BaseException) -> str:
     return str(error)
 
 
+class Timers:
+    """Node's timer phase: due timers fire one at a time, earliest first, and each one's wake-up
+    runs to its next wait before the next fires (Node drains the microtasks after every timer
+    callback). asyncio would wake every overdue timer in one turn and interleave them, so on a
+    busy machine the order of events would depend on how late the process ran."""
+
+    DRAIN_TURNS = 64  # more event-loop turns than any wake-up in the scenarios takes
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, asyncio.Future[None]]] = []
+        self.count = 0
+        self.changed = asyncio.Event()
+        self.driver: asyncio.Task[None] | None = None
+
+    def add(self, ms: float) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self.count += 1
+        heapq.heappush(self.heap, (loop.time() + ms / 1000, self.count, done))
+        self.changed.set()
+        if self.driver is None:
+            self.driver = loop.create_task(self.run())
+        return done
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while self.heap and self.heap[0][2].done():
+                heapq.heappop(self.heap)  # settled by an abort
+            if not self.heap:
+                self.changed.clear()
+                await self.changed.wait()
+                continue
+            delay = self.heap[0][0] - loop.time()
+            if delay > 0:
+                self.changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.changed.wait(), delay)
+                continue
+            _, _, done = heapq.heappop(self.heap)
+            if not done.done():
+                done.set_result(None)
+                for _ in range(self.DRAIN_TURNS):
+                    await asyncio.sleep(0)
+
+
+TIMERS: Timers | None = None
+
+
 async def sleep(ms: float, signal: Any = None) -> None:
-    if signal is None:
-        await asyncio.sleep(ms / 1000)
-        return
-    if signal.aborted:
+    """run_reference.mjs's sleep: settled by its timer or the abort, whichever comes first."""
+    global TIMERS
+    if signal is not None and signal.aborted:
         await asyncio.sleep(0)  # awaiting a settled promise still yields in JavaScript
         return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(signal.wait(), ms / 1000)
+    if TIMERS is None or TIMERS.driver is None or TIMERS.driver.get_loop() is not asyncio.get_running_loop():
+        TIMERS = Timers()
+    done = TIMERS.add(ms)
+
+    def finish() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    remove = signal.add_listener(finish) if signal is not None else None
+    try:
+        await done
+    finally:
+        if remove is not None:
+            remove()
 
 
 def js_type(value: Any) -> str:
@@ -395,7 +456,76 @@ def tool_edit() -> AgentTool:
     )
 
 
+STEP_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "updates": {"type": "integer"},
+        "ms": {"type": "integer"},
+        "after": {"type": "integer"},
+        "fail": {"type": "boolean"},
+        "terminate": {"type": "boolean"},
+    },
+    "required": ["id"],
+}
+
+
+def step_update(on_update: Any, step_id: str, label: str, count: int | None) -> None:
+    for i in range(1, (count or 0) + 1):
+        if on_update is not None:
+            on_update(
+                {"content": [{"type": "text", "text": f"{step_id} {label} {i}"}], "details": {"id": step_id, label: i}}
+            )
+
+
+def step_result(params: dict[str, Any]) -> dict[str, Any]:
+    if params.get("fail"):
+        raise RuntimeError(f"{params['id']} failed")
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": f"{params['id']} done"}],
+        "details": {"id": params["id"]},
+    }
+    if params.get("terminate"):
+        result["terminate"] = True
+    return result
+
+
+def tool_step() -> AgentTool:
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        step_update(on_update, params["id"], "update", params.get("updates"))
+        if params.get("ms"):
+            await sleep(params["ms"], signal)
+            step_update(on_update, params["id"], "after", params.get("after"))
+            if signal is not None and signal.aborted:
+                raise RuntimeError(f"{params['id']} aborted")
+        return step_result(params)
+
+    return AgentTool(
+        name="step",
+        label="Step",
+        description="Updates, an optional abort-aware wait with later updates, then fails, returns or terminates",
+        parameters=STEP_PARAMETERS,
+        execute=execute,
+    )
+
+
+def tool_sync_step() -> AgentTool:
+    def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any) -> Any:
+        step_update(on_update, params["id"], "update", params.get("updates"))
+        return step_result(params)
+
+    return AgentTool(
+        name="sync_step",
+        label="Synchronous step",
+        description="A plain (not async) function: updates, then throws, returns or terminates",
+        parameters=STEP_PARAMETERS,
+        execute=execute,
+    )
+
+
 TOOL_FACTORIES: dict[str, Callable[[], AgentTool]] = {
+    "step": tool_step,
+    "sync_step": tool_sync_step,
     "echo": tool_echo,
     "fail": tool_fail,
     "finish": tool_finish,
@@ -781,20 +911,51 @@ async def run_scenario(scenario: dict[str, Any]) -> dict[str, Any]:
             record["signalAborted"] = signal.aborted
             record["state"] = snapshot()
             trace["events"].append(record)
+            # Actions that need no waiting (abort, steer, ...) run here, right after the event is
+            # recorded, as in run_reference.mjs.
+            for index, trigger in due_triggers(event, True):
+                trace["events"].append({"trigger": index, "result": run_immediate_action(trigger["do"])})
 
         agent.subscribe(recorder)
 
         triggers = [dict(t, seen=0, fired=False) for t in scenario.get("triggers") or []]
-        if triggers:
+
+        def is_immediate(action: dict[str, Any]) -> bool:
+            waiting = ("raise", "prompt", "promptMessages")
+            return (
+                not any(key in action for key in waiting)
+                and not action.get("continue")
+                and not action.get("waitForIdle")
+            )
+
+        def due_triggers(event: Any, immediate: bool) -> list[tuple[int, dict[str, Any]]]:
+            due = []
+            for index, trigger in enumerate(triggers):
+                if is_immediate(trigger["do"]) != immediate:
+                    continue
+                if trigger["fired"] or trigger["on"] != event.type or not matches(trigger.get("where"), event):
+                    continue
+                trigger["seen"] += 1
+                if trigger["seen"] != trigger.get("nth", 1):
+                    continue
+                trigger["fired"] = True
+                due.append((index, trigger))
+            return due
+
+        def run_immediate_action(action: dict[str, Any]) -> dict[str, Any]:
+            running = run_action(action)
+            try:
+                running.send(None)
+            except StopIteration as stop:
+                result: dict[str, Any] = stop.value
+                return result
+            running.close()
+            raise RuntimeError(f"the action {action} did not finish at once")
+
+        if any(not is_immediate(trigger["do"]) for trigger in triggers):
 
             async def trigger_listener(event: Any, signal: Any) -> None:
-                for index, trigger in enumerate(triggers):
-                    if trigger["fired"] or trigger["on"] != event.type or not matches(trigger.get("where"), event):
-                        continue
-                    trigger["seen"] += 1
-                    if trigger["seen"] != trigger.get("nth", 1):
-                        continue
-                    trigger["fired"] = True
+                for index, trigger in due_triggers(event, False):
                     action = trigger["do"]
                     if "raise" in action:
                         trace["events"].append({"trigger": index, "result": {"raised": action["raise"]}})

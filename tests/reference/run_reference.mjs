@@ -103,7 +103,56 @@ function makeMessage(spec) {
 
 const text = (t) => [{ type: "text", text: t }];
 
+const STEP_PARAMETERS = {
+	type: "object",
+	properties: {
+		id: { type: "string" },
+		updates: { type: "integer" },
+		ms: { type: "integer" },
+		after: { type: "integer" },
+		fail: { type: "boolean" },
+		terminate: { type: "boolean" },
+	},
+	required: ["id"],
+};
+
+function stepUpdate(onUpdate, id, label, count) {
+	for (let i = 1; i <= (count ?? 0); i++) onUpdate?.({ content: text(`${id} ${label} ${i}`), details: { id, [label]: i } });
+}
+
+function stepResult(params) {
+	if (params.fail) throw new Error(`${params.id} failed`);
+	const result = { content: text(`${params.id} done`), details: { id: params.id } };
+	if (params.terminate) result.terminate = true;
+	return result;
+}
+
 const TOOL_FACTORIES = {
+	step: () => ({
+		name: "step",
+		label: "Step",
+		description: "Updates, an optional abort-aware wait with later updates, then fails, returns or terminates",
+		parameters: STEP_PARAMETERS,
+		execute: async (_id, params, signal, onUpdate) => {
+			stepUpdate(onUpdate, params.id, "update", params.updates);
+			if (params.ms) {
+				await sleep(params.ms, signal);
+				stepUpdate(onUpdate, params.id, "after", params.after);
+				if (signal?.aborted) throw new Error(`${params.id} aborted`);
+			}
+			return stepResult(params);
+		},
+	}),
+	sync_step: () => ({
+		name: "sync_step",
+		label: "Synchronous step",
+		description: "A plain (not async) function: updates, then throws, returns or terminates",
+		parameters: STEP_PARAMETERS,
+		execute: (_id, params, _signal, onUpdate) => {
+			stepUpdate(onUpdate, params.id, "update", params.updates);
+			return stepResult(params);
+		},
+	}),
 	echo: () => ({
 		name: "echo",
 		label: "Echo",
@@ -534,17 +583,34 @@ async function runScenario(scenario) {
 			record.signalAborted = signal.aborted;
 			record.state = snapshot();
 			trace.events.push(record);
+			// Actions that need no waiting (abort, steer, ...) run here, right after the event is
+			// recorded, so their place in the trace does not depend on the microtask turns between
+			// two listeners.
+			for (const [index, trigger] of dueTriggers(event, true)) {
+				trace.events.push({ trigger: index, result: runImmediateAction(trigger.do) });
+			}
 		});
 
-		// Triggers: actions run from a listener (subscribed after the recorder) at given events.
+		// Other triggers (raising, prompting, waiting) run from a listener subscribed after the recorder.
 		const triggers = (scenario.triggers ?? []).map((t) => ({ ...t, seen: 0, fired: false }));
-		if (triggers.length > 0) {
+		function isImmediate(action) {
+			return action.raise === undefined && runImmediateAction(action, true) !== undefined;
+		}
+		function dueTriggers(event, immediate) {
+			const due = [];
+			for (const [index, trigger] of triggers.entries()) {
+				if (isImmediate(trigger.do) !== immediate) continue;
+				if (trigger.fired || trigger.on !== event.type || !matches(trigger.where, event)) continue;
+				trigger.seen++;
+				if (trigger.seen !== (trigger.nth ?? 1)) continue;
+				trigger.fired = true;
+				due.push([index, trigger]);
+			}
+			return due;
+		}
+		if (triggers.some((trigger) => !isImmediate(trigger.do))) {
 			agent.subscribe(async (event) => {
-				for (const [index, trigger] of triggers.entries()) {
-					if (trigger.fired || trigger.on !== event.type || !matches(trigger.where, event)) continue;
-					trigger.seen++;
-					if (trigger.seen !== (trigger.nth ?? 1)) continue;
-					trigger.fired = true;
+				for (const [index, trigger] of dueTriggers(event, false)) {
 					if (trigger.do.raise !== undefined) {
 						trace.events.push({ trigger: index, result: { raised: trigger.do.raise } });
 						throw new Error(trigger.do.raise);
@@ -555,16 +621,20 @@ async function runScenario(scenario) {
 			});
 		}
 
-		async function runAction(action) {
+		function runImmediateAction(action, probe = false) {
+			if (action.prompt !== undefined || action.promptMessages !== undefined) return undefined;
+			if (action.continue || action.waitForIdle) return undefined;
+			return probe ? true : runAction(action, true);
+		}
+
+		function runAction(action, immediate = false) {
+			if (!immediate) {
+				const result = runImmediateAction(action);
+				if (result !== undefined) return Promise.resolve(result);
+				return runWaitingAction(action);
+			}
 			try {
-				if (action.prompt !== undefined) {
-					await agent.prompt(action.prompt, action.images);
-				} else if (action.promptMessages !== undefined) {
-					const messages = action.promptMessages.map(makeMessage);
-					await agent.prompt(action.single ? messages[0] : messages);
-				} else if (action.continue) {
-					await agent.continue();
-				} else if (action.steer !== undefined) {
+				if (action.steer !== undefined) {
 					agent.steer(makeMessage(action.steer));
 				} else if (action.followUp !== undefined) {
 					agent.followUp(makeMessage(action.followUp));
@@ -590,10 +660,26 @@ async function runScenario(scenario) {
 					}
 				} else if (action.appendResponses !== undefined) {
 					faux.appendResponses(action.appendResponses.map((r) => makeResponse(r, trace)));
-				} else if (action.waitForIdle) {
-					await agent.waitForIdle();
 				} else {
 					throw new Error(`unknown action ${JSON.stringify(action)}`);
+				}
+				return { ok: true, hasQueuedMessages: agent.hasQueuedMessages() };
+			} catch (error) {
+				return { error: errorText(error) };
+			}
+		}
+
+		async function runWaitingAction(action) {
+			try {
+				if (action.prompt !== undefined) {
+					await agent.prompt(action.prompt, action.images);
+				} else if (action.promptMessages !== undefined) {
+					const messages = action.promptMessages.map(makeMessage);
+					await agent.prompt(action.single ? messages[0] : messages);
+				} else if (action.continue) {
+					await agent.continue();
+				} else {
+					await agent.waitForIdle();
 				}
 				return { ok: true, hasQueuedMessages: agent.hasQueuedMessages() };
 			} catch (error) {

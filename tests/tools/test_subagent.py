@@ -26,6 +26,7 @@ from py_agent.tools.subagent import (
     format_usage_stats,
     parse_subagent_details,
     subagent_after_tool_call,
+    task_excerpt,
     truncate_head,
     truncate_model_output,
     truncate_parallel_output,
@@ -190,7 +191,7 @@ async def test_parallel_five_tasks_never_more_than_four_at_once() -> None:
         sections = text.split("\n\n---\n\n")
         assert len(sections) == 5
         for i, section in enumerate(sections):
-            assert section.endswith(f"### [scout] completed\n\nresult of t{i}")
+            assert section.endswith(f'### Task {i + 1} [scout] completed: "t{i}"\n\nresult of t{i}')
         details = details_of(result)
         assert details.mode == "parallel" and not details.is_error
         assert [r.task for r in details.results] == [f"t{i}" for i in range(5)]
@@ -218,6 +219,46 @@ async def test_parallel_rejects_more_than_eight_tasks() -> None:
         faux.unregister()
 
 
+async def test_three_tasks_to_one_agent_name_the_failed_one() -> None:
+    faux, model = make_faux()
+    tasks = [
+        "Read src/parser.py and list every public function",
+        "Read src/lexer.py and list every token kind it emits, including the ones only used in tests",
+        "Read src/ast.py and list the node classes",
+    ]
+
+    def respond(ctx: Context) -> Any:
+        if task_of(ctx) == tasks[1]:
+            return faux_assistant_message("", stop_reason="error", error_message="context window exceeded")
+        return f"done: {task_of(ctx)[:14]}"
+
+    try:
+        faux.set_responses(router(respond))
+        tool = create_subagent_tool(host_for(model))
+        result = await run_tool(tool, {"tasks": [{"agent": "scout", "task": task} for task in tasks]})
+        text = result.content[0].text
+        assert text.startswith("Parallel: 2/3 succeeded\n\n")
+        sections = text.split("\n\n---\n\n")
+        assert sections[0].endswith(f'### Task 1 [scout] completed: "{tasks[0]}"\n\ndone: Read src/parse')
+        assert sections[1].startswith(
+            '### Task 2 [scout] failed (error): "Read src/lexer.py and list every token kind it emits, includ…"'
+            "\n\nError: context window exceeded"
+        )
+        assert sections[2] == f'### Task 3 [scout] completed: "{tasks[2]}"\n\ndone: Read src/ast.p'
+        details = details_of(result)
+        assert [r.status for r in details.results] == ["completed", "failed", "completed"]
+        assert [r.task for r in details.results] == tasks  # the card numbers the children in this order
+    finally:
+        faux.unregister()
+
+
+def test_task_excerpt() -> None:
+    assert task_excerpt("  short task ") == '"short task"'
+    assert task_excerpt("first line\nsecond line") == '"first line…"'
+    assert task_excerpt("x" * 61) == '"' + "x" * 60 + '…"'
+    assert task_excerpt("x" * 60) == '"' + "x" * 60 + '"'
+
+
 async def test_parallel_failures_are_failed_tasks() -> None:
     faux, model = make_faux()
     try:
@@ -242,10 +283,12 @@ async def test_parallel_failures_are_failed_tasks() -> None:
         text = result.content[0].text
         assert text.startswith("Parallel: 1/3 succeeded\n\n")
         sections = text.split("\n\n---\n\n")
-        assert sections[0].endswith("### [scout] completed\n\nfine")
-        assert sections[1] == "### [scout] failed (error)\n\nError: provider exploded\n\nAssistant output: partial"
+        assert sections[0].endswith('### Task 1 [scout] completed: "ok"\n\nfine')
+        assert sections[1] == (
+            '### Task 2 [scout] failed (error): "bad"\n\nError: provider exploded\n\nAssistant output: partial'
+        )
         assert sections[2] == (
-            '### [ghost] failed\n\nError: Unknown agent: "ghost". Available agents: '
+            '### Task 3 [ghost] failed: "x"\n\nError: Unknown agent: "ghost". Available agents: '
             '"scout", "planner", "reviewer", "worker".'
         )
         details = details_of(result)
@@ -335,7 +378,8 @@ async def test_chain_stops_at_a_failing_middle_step() -> None:
             },
         )
         assert result.content[0].text == (
-            "Chain stopped at step 2 (planner): Error: 429 rate limited\n\nAssistant output: half a plan"
+            'Chain stopped at step 2 (planner: "plan from {previous}"): '
+            "Error: 429 rate limited\n\nAssistant output: half a plan"
         )
         assert faux.state.call_count == 2  # the worker never ran
         details = details_of(result)
@@ -506,7 +550,7 @@ async def test_abort_during_a_parallel_run_stops_every_child() -> None:
         assert details.results[4].messages == []
         assert all(r.stop_reason == "aborted" for r in details.results[:4])
         assert all(r.error_message == "Request was aborted" for r in details.results[:4])
-        assert result.content[0].text.startswith("Parallel: 0/5 succeeded\n\n### [worker] aborted (aborted)")
+        assert result.content[0].text.startswith("Parallel: 0/5 succeeded\n\n### Task 1 [worker] aborted (aborted): ")
         assert details.is_error
     finally:
         faux.unregister()
@@ -631,7 +675,7 @@ async def test_outputs_are_capped_at_50_kb_with_a_marker() -> None:
         )
         body = parallel.content[0].text
         assert "x" * PER_TASK_OUTPUT_CAP + "\n\n[Output truncated: 1000 bytes omitted." in body
-        assert body.endswith("### [worker] completed\n\nsmall")
+        assert body.endswith('### Task 2 [worker] completed: "s"\n\nsmall')
     finally:
         faux.unregister()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -152,8 +153,9 @@ async def test_parallel_run_of_five_never_has_more_than_four_requests_open(serve
     assert probe.max_open == 4
 
     text, details = tool_details(parent)
-    assert text.startswith("Parallel: 5/5 succeeded\n\n### [worker] completed\n\nchild result")
-    assert text.count("### [worker] completed") == 5
+    assert text.startswith("Parallel: 5/5 succeeded\n\n### Task 1 [worker] completed: ")
+    assert "\n\nchild result" in text
+    assert len(re.findall(r"### Task [1-5] \[worker\] completed: ", text)) == 5
     assert [r.status for r in details.results] == ["completed"] * 5
 
     requests = server.requests
@@ -220,7 +222,8 @@ async def test_failing_middle_step_stops_the_chain_over_http(server: MockProvide
     parent = parent_for(server)
     await asyncio.wait_for(parent.prompt("Go."), 30)
     text, details = tool_details(parent)
-    assert text.startswith("Chain stopped at step 2 (planner): Error: ")
+    assert text.startswith('Chain stopped at step 2 (planner: "')
+    assert "): Error: " in text
     assert "Incorrect API key provided" in text
     assert [(r.step, r.agent, r.status) for r in details.results] == [
         (1, "scout", "completed"),

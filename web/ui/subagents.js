@@ -206,14 +206,16 @@ function childSig(r) {
   return JSON.stringify([r.status, r.messages?.length ?? 0, r.usage, r.errorMessage, r.task, r.agent, r.stopReason]);
 }
 
-function paintChild(child, r, mode) {
+function paintChild(child, r, mode, index) {
   const status = r.status ?? "pending";
   child.el.dataset.status = status;
   const head = h(
     "div",
     { class: "subagent-child-head" },
     h("span", { class: `subagent-icon ${status}`, text: ICONS[status] ?? "?", "aria-hidden": "true" }),
-    mode === "chain" && r.step ? h("span", { class: "muted", text: `Step ${r.step}:` }) : null,
+    mode === "chain" && r.step ? h("span", { class: "muted subagent-number", text: `Step ${r.step}:` }) : null,
+    // Several tasks may go to one agent: the number tells them apart (as in the tool's result text).
+    mode === "parallel" ? h("span", { class: "muted subagent-number", text: `Task ${index + 1}:` }) : null,
     h("span", { class: "subagent-agent", text: r.agent ?? "?" }),
     r.agentSource && r.agentSource !== "builtin" ? h("span", { class: "badge", text: r.agentSource }) : null,
     h("span", { class: "visually-hidden", text: ` ${status}` }),
@@ -290,7 +292,7 @@ function paint(card) {
     const sig = childSig(r);
     if (sig !== child.sig) {
       child.sig = sig;
-      paintChild(child, r, mode);
+      paintChild(child, r, mode, i);
     }
   });
   for (let i = results.length; i < card.children.length; i += 1) card.children[i].el.remove();
