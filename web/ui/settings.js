@@ -51,6 +51,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       const panel = panels.children[i];
       panel.hidden = !on;
       if (on) panel._render();
+      if (on) buttons[i].scrollIntoView({ block: "nearest", inline: "nearest" }); // a phone's tab strip scrolls
     });
   }
   body.append(h("div", { class: "settings" }, tablist, panels));
