@@ -146,8 +146,13 @@ def finish_tool_conversation(app: App) -> None:
     dialog.locator("#key-place-tab").check()
     dialog.locator("#key-test").uncheck()
     dialog.locator("#key-save").click()
-    page.locator("#transcript .msg.assistant", has_text="The plan is in").wait_for(timeout=60_000)
+    reply = page.locator("#transcript .msg.assistant", has_text="The plan is in")
+    reply.wait_for(state="attached", timeout=60_000)
     app.wait_idle()
+    # The written file opened the files panel (a full-screen sheet on a phone): back to the chat.
+    if page.locator("#side-panel").is_visible():
+        page.locator("#side-panel-close").click()
+    reply.wait_for()
     cards = page.locator("#transcript details.tool")
     wait_until(lambda: cards.count() == 2)
     for i in range(cards.count()):
