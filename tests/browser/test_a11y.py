@@ -230,7 +230,7 @@ def test_focus_never_enters_the_closed_drawer_on_a_phone(browser: Any, base_url:
         page.locator("#welcome").wait_for()
         page.locator("#input").focus()
         inside = []
-        for _ in range(40):
+        for _ in range(25):
             page.keyboard.press("Tab")
             inside.append(page.evaluate("() => Boolean(document.activeElement?.closest('#sidebar'))"))
         assert not any(inside)
