@@ -264,7 +264,10 @@ def test_readme_screenshot(browser: Any, base_url: str, tmp_path: Path) -> None:
         app.type_and_enter("Show me some code")
         page.locator("#transcript .msg.assistant .code-block").first.wait_for()
         app.wait_idle()
-        page.evaluate("() => document.activeElement?.blur()")
+        # The question and the start of the answer, without the notices of a fresh profile.
+        for dismiss in page.locator("#toasts .toast button[aria-label='Dismiss']").all():
+            dismiss.click()
+        page.evaluate("() => { document.activeElement?.blur(); document.getElementById('scroller').scrollTop = 0; }")
         page.wait_for_timeout(300)
         shot = page.screenshot(animations="disabled", caret="hide")
     finally:
