@@ -38,6 +38,8 @@ KEY = "sk-mock-FAKE-KEY-for-the-a11y-test-7"
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 SIZES = {"desktop": DESKTOP, "phone": PHONE}
+# (size, colour scheme): both sizes in the light theme, and the phone in the dark one (its own colours).
+RUNS = [("desktop", "light"), ("phone", "light"), ("phone", "dark")]
 
 CODE = "def total(numbers: list[int]) -> int:\n    return sum(n for n in numbers if n > 0)  # " + "x" * 160
 # A write, an ls and a final answer with a code block wider than the conversation.
@@ -160,12 +162,15 @@ def finish_tool_conversation(app: App) -> None:
             cards.nth(i).locator("summary").first.click()
 
 
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize(("size", "scheme"), RUNS, ids=[f"{size}-{scheme}" for size, scheme in RUNS])
 def test_no_serious_violation_anywhere(
-    browser: Any, base_url: str, mock: MockProviderServer, axe_source: str, size: str
+    browser: Any, base_url: str, mock: MockProviderServer, axe_source: str, size: str, scheme: str
 ) -> None:
     app = open_app(browser, base_url, viewport=SIZES[size])
     page = app.page
+    page.emulate_media(color_scheme=scheme)
+    background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    assert background == ("rgb(17, 19, 23)" if scheme == "dark" else "rgb(246, 247, 249)"), background
     check = Checker(page, axe_source)
     try:
         page.locator("#welcome").wait_for()
@@ -219,7 +224,7 @@ def test_no_serious_violation_anywhere(
     finally:
         page.context.close()
     assert len(check.states) >= 10, check.states
-    assert not check.found, f"axe-core ({size}):\n{check.report()}"
+    assert not check.found, f"axe-core ({size}, {scheme}):\n{check.report()}"
     assert not app.page_errors, app.page_errors
 
 
