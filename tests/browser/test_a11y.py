@@ -243,6 +243,15 @@ def test_focus_never_enters_the_closed_drawer_on_a_phone(browser: Any, base_url:
         page.locator("#open-sidebar").click()
         page.locator("#session-search").wait_for(state="visible")
         assert page.evaluate("() => document.activeElement?.id") == "session-search"
+        where = []
+        for _ in range(12):  # open, it is modal: Tab stays in it (or leaves the page, for the browser's own bar)
+            page.keyboard.press("Tab")
+            where.append(
+                page.evaluate(
+                    "() => document.activeElement?.closest('#sidebar')?.id ?? document.activeElement?.tagName"
+                )
+            )
+        assert set(where) <= {"sidebar", "BODY"} and where.count("sidebar") >= 6, where
         page.locator("#close-sidebar").click()
         page.wait_for_timeout(400)
         assert not page.locator("#session-search").is_visible()
