@@ -4,7 +4,9 @@
 Standard library only, CPython 3.11+.
 
     python3 build.py                     build static/ (the deployable site)
-    python3 build.py serve [--port N]    build, then serve static/ on http://127.0.0.1:N/ (default 8000)
+    python3 build.py serve [--port N]    build, then serve static/ on http://127.0.0.1:N/ (default 8000);
+                                         --host: on every interface, printing the network URL (for a
+                                         phone on the same network); --host HOST: on that address
     python3 build.py test [PYTEST ARGS]  set up .venv, Chromium and Node.js, build, lint the whole
                                          repository (ruff check, ruff format --check, mypy --strict
                                          py_agent), run pytest
@@ -30,6 +32,7 @@ Layout of static/ (all URLs inside the site are relative, so it works from any s
                                        python_stdlib_bytecode.zip: Pyodide's python_stdlib.zip with the
                                        bytecode of the modules the page imports (needs Node.js)
     sw.js                              the service worker: every file of manifest.json's "files", cached
+    app.webmanifest, icons/            the web app manifest (install) and its PNG icons (drawn by the build)
 
 The work is done by the modules of buildsys/ (beside this file); this file is the entry point and
 keeps the names that tests/ and bench/ import from `build`.

@@ -22,7 +22,7 @@ from .machine import (
     ensure_venv,
 )
 from .pydist import cmd_dist, cmd_docs
-from .serve import cmd_serve
+from .serve import ALL_INTERFACES, LOCAL_HOST, cmd_serve
 from .site import build_site
 
 
@@ -98,6 +98,15 @@ def cmd_bench(names: Sequence[str]) -> int:
 # --------------------------------------------------------------------------------------
 
 
+def parse_serve_args(args: Sequence[str], parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    """`serve [--port N] [--host [HOST]]`: 127.0.0.1 by default; `--host` alone binds every
+    interface (0.0.0.0: to try the page from a phone on the same network), `--host HOST` that one."""
+    parser = parser or argparse.ArgumentParser(prog="build.py serve")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", nargs="?", const=ALL_INTERFACES, default=LOCAL_HOST, metavar="HOST")
+    return parser.parse_args(list(args))
+
+
 def main(argv: Sequence[str], doc: str | None = None) -> int:
     argv = list(argv)
     command = argv[0] if argv and not argv[0].startswith("-") else "build"
@@ -113,8 +122,8 @@ def main(argv: Sequence[str], doc: str | None = None) -> int:
             build_site(quiet=parser.parse_args(rest).quiet)
             return 0
         if command == "serve":
-            parser.add_argument("--port", type=int, default=8000)
-            return cmd_serve(parser.parse_args(rest).port)
+            options = parse_serve_args(rest, parser)
+            return cmd_serve(options.port, options.host)
         if command == "bench":
             parser.add_argument("names", nargs="*", help="bench script names (default: all)")
             return cmd_bench(parser.parse_args(rest).names)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +20,7 @@ MIME_TYPES = {
     ".js": "text/javascript",
     ".wasm": "application/wasm",
     ".whl": "application/zip",
+    ".webmanifest": "application/manifest+json",
 }
 
 
@@ -53,14 +56,46 @@ def serve_in_background(folder: str | os.PathLike[str]) -> tuple[str, Callable[[
     return f"http://127.0.0.1:{server.server_address[1]}", stop
 
 
-def cmd_serve(port: int) -> int:
+LOCAL_HOST = "127.0.0.1"
+ALL_INTERFACES = "0.0.0.0"
+
+
+def lan_address() -> str | None:
+    """This machine's address on its network (the interface of its default route), or None.
+
+    A UDP socket's connect() sends nothing: it only picks the interface a packet would leave from."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("10.255.255.255", 9))
+        address = str(probe.getsockname()[0])
+        if not address.startswith("127.") and address != ALL_INTERFACES:
+            return address
+    return None
+
+
+def serve_urls(host: str, port: int, lan: str | None) -> list[str]:
+    """The URLs to print for a server bound to host:port: on all interfaces, this machine's own and
+    its network address (to open from a phone on the same network)."""
+    if host in (ALL_INTERFACES, "", "::"):
+        return [f"http://{LOCAL_HOST}:{port}/", *([f"http://{lan}:{port}/"] if lan else [])]
+    shown = f"[{host}]" if ":" in host else host
+    return [f"http://{shown}:{port}/"]
+
+
+def cmd_serve(port: int, host: str = LOCAL_HOST) -> int:
     build_site()
     handler = functools.partial(StaticHandler, directory=str(STATIC))
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server = http.server.ThreadingHTTPServer((host, port), handler)
     except OSError as exc:
-        raise BuildError(f"cannot listen on 127.0.0.1:{port}: {exc}. Try --port with another number.") from exc
-    print(f"Serving static/ at http://127.0.0.1:{server.server_address[1]}/  (Ctrl+C to stop)", flush=True)
+        raise BuildError(f"cannot listen on {host}:{port}: {exc}. Try --port with another number.") from exc
+    urls = serve_urls(host, server.server_address[1], lan_address() if host == ALL_INTERFACES else None)
+    print(f"Serving static/ at {urls[0]}  (Ctrl+C to stop)", flush=True)
+    for url in urls[1:]:
+        print(f"On your network: {url}", flush=True)
+    if host != LOCAL_HOST:
+        # Only https or localhost is a secure context: elsewhere the browser refuses the service
+        # worker (no offline use, no install) and the clipboard; the chat itself works.
+        print("Over plain http from another device the page works, but offline use and install need https.", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -40,6 +40,7 @@ from .config import (
     write_json,
 )
 from .downloads import fetch_pinned
+from .icons import write_icons
 from .pins import Lock, Pin, read_lock
 from .wheel import WheelInfo, build_py_agent_wheel, check_dependencies_shipped, package_files, read_wheel_info
 
@@ -409,8 +410,9 @@ SANDBOX_FRAMES: dict[str, dict[str, str]] = {
 
 
 def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
-    """web/ into the site; index.html preloads the standard library's zip the page loads
-    (STDLIB_FILE, or Pyodide's own in a site built without Node.js)."""
+    """web/ into the site, with the app's icons (buildsys/icons.py); index.html preloads the
+    standard library's zip the page loads (STDLIB_FILE, or Pyodide's own in a site built without
+    Node.js)."""
     if not (WEB / "index.html").exists():
         raise BuildError(f"{WEB / 'index.html'} is missing")
     for src in sorted(WEB.rglob("*")):
@@ -422,6 +424,7 @@ def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
         dest = site / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
+    write_icons(site)
     if stdlib_file != STDLIB_FILE:
         index = (site / "index.html").read_bytes().decode("utf-8")
         if index.count(STDLIB_PRELOAD.format(STDLIB_FILE)) != 1:

@@ -140,6 +140,7 @@ function buildUi() {
   $("#open-sidebar").addEventListener("click", toggleSidebar);
   $("#close-sidebar").addEventListener("click", closeSidebar);
   $("#scrim").addEventListener("click", closeSidebar);
+  matchMedia("(min-width: 761px)").addEventListener("change", (event) => event.matches && closeSidebar()); // no drawer there
   $("#import-session").addEventListener("click", () => $("#import-file").click());
   $("#import-file").addEventListener("change", importFile);
   $("#side-panel-close").addEventListener("click", () => closePanel());
@@ -522,6 +523,7 @@ async function editSystemPrompt() {
 function toggleSidebar() {
   const open = !document.body.classList.contains("sidebar-open");
   document.body.classList.toggle("sidebar-open", open);
+  $("#chat").inert = open; // the open drawer is modal: Tab stays in it (closed, CSS hides it)
   $("#open-sidebar").setAttribute("aria-expanded", String(open));
   if (open) $("#session-search").focus();
 }
@@ -529,6 +531,7 @@ function toggleSidebar() {
 function closeSidebar() {
   if (!document.body.classList.contains("sidebar-open")) return;
   document.body.classList.remove("sidebar-open");
+  $("#chat").inert = false;
   $("#open-sidebar").setAttribute("aria-expanded", "false");
 }
 

@@ -71,14 +71,22 @@ function fileChip(path, size) {
   return button;
 }
 
+// A box that may scroll: focusable (keyboard users scroll it) and named.
+function scrollable(node, label) {
+  node.tabIndex = 0;
+  node.setAttribute("role", "group");
+  node.setAttribute("aria-label", label);
+  return node;
+}
+
 function codeBlock(code, language) {
-  const pre = el("pre", "pa-code");
+  const pre = scrollable(el("pre", "pa-code"), language ? `${language} code` : "Code");
   pre.append(highlight(String(code ?? ""), language));
   return pre;
 }
 
 function diffBlock(diff) {
-  const pre = el("pre", "pa-diff");
+  const pre = scrollable(el("pre", "pa-diff"), "Changes");
   for (const line of String(diff).split("\n")) {
     const kind = line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "context";
     pre.append(el("span", `pa-diff-${kind}`, `${line}\n`));
@@ -129,7 +137,7 @@ export function renderToolParts({ name, args, status, result, partial }) {
   const output = resultText(shown);
   const quiet = name === "edit" && !isError; // its diff says it; write's result says what was written
   if ((output && !quiet) || running) {
-    body.append(el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (status === "streaming" ? "Preparing…" : "Running…")));
+    body.append(scrollable(el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (status === "streaming" ? "Preparing…" : "Running…")), isError ? "Error" : "Output"));
   } else if (status === "interrupted") {
     body.append(el("p", "pa-hint", "This tool call did not finish."));
   }

@@ -3,7 +3,7 @@
 // results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
 // switchers, inline editing of your own messages and "Show more" for long ones.
 
-import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce } from "./dom.js";
+import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 
@@ -172,6 +172,7 @@ export class ChatView {
       node.dataset.entryId = item.entryId;
       node.classList.remove("streaming");
       node.removeAttribute("aria-busy");
+      node.setAttribute("aria-label", "Assistant's reply"); // no longer "in progress"
     } else {
       const node = this.renderItem(item, index);
       if (node) {
@@ -486,18 +487,18 @@ export class ChatView {
       body.replaceChildren(custom.body);
       return;
     }
-    const parts = [h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Arguments" }), h("pre", { class: "tool-pre", text: jsonText(call.args) }))];
+    const parts = [h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Arguments" }), h("pre", { class: "tool-pre", ...scrollRegion("Arguments"), text: jsonText(call.args) }))];
     if (state.result) {
       parts.push(
         h(
           "div",
           { class: `tool-section ${state.status === "error" ? "is-error" : ""}` },
           h("div", { class: "tool-label", text: state.status === "error" ? "Error" : "Result" }),
-          h("pre", { class: "tool-pre", text: resultText(state.result) || "(no output)" }),
+          h("pre", { class: "tool-pre", ...scrollRegion(state.status === "error" ? "Error" : "Result"), text: resultText(state.result) || "(no output)" }),
         ),
       );
     } else if (state.partial) {
-      parts.push(h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Progress" }), h("pre", { class: "tool-pre", text: resultText(state.partial) || jsonText(state.partial) })));
+      parts.push(h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Progress" }), h("pre", { class: "tool-pre", ...scrollRegion("Progress"), text: resultText(state.partial) || jsonText(state.partial) })));
     } else if (state.status === "interrupted") {
       parts.push(h("p", { class: "hint", text: "This tool call did not finish." }));
     }

@@ -170,3 +170,9 @@ export async function copyText(text, button) {
     // Clipboard refused (no permission): nothing to do, the text stays selectable.
   }
 }
+
+/** Props for a box that may scroll (code, tool output): keyboard users can focus it to scroll it,
+ * and a screen reader names what it holds. A group, not a region: many of them are not landmarks. */
+export function scrollRegion(label) {
+  return { tabindex: "0", role: "group", "aria-label": label };
+}

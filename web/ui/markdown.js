@@ -11,7 +11,7 @@
 import { Marked } from "../vendor/marked.esm.js";
 import DOMPurify from "../vendor/purify.es.js";
 import hljs from "../vendor/highlight.min.js";
-import { h, icon, copyText } from "./dom.js";
+import { h, icon, copyText, scrollRegion } from "./dom.js";
 
 const SAFE_URL = /^(?:https?:|mailto:)/i;
 
@@ -90,10 +90,11 @@ function decorateCode(fragment, { highlight }) {
     const bar = h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" }), copy);
     const wrapper = h("div", { class: "code-block" }, bar);
     pre.replaceWith(wrapper);
+    for (const [name, value] of Object.entries(scrollRegion(language ? `${language} code` : "Code"))) pre.setAttribute(name, value);
     wrapper.append(pre);
   }
   for (const table of fragment.querySelectorAll("table")) {
-    const scroll = h("div", { class: "table-scroll" });
+    const scroll = h("div", { class: "table-scroll", ...scrollRegion("Table") });
     table.replaceWith(scroll);
     scroll.append(table);
   }

@@ -70,7 +70,7 @@ export async function pickModel(current) {
             { class: "model-main" },
             h("span", { class: "model-name", text: m.name }),
             h("span", { class: `badge ${m.demo ? "demo" : ""}`, text: m.providerLabel }),
-            isCurrent ? h("span", { class: "current-mark", "aria-label": "current model" }, icon("check")) : null,
+            isCurrent ? h("span", { class: "current-mark", role: "img", "aria-label": "current model" }, icon("check")) : null,
           ),
           h(
             "div",

@@ -51,6 +51,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       const panel = panels.children[i];
       panel.hidden = !on;
       if (on) panel._render();
+      if (on) buttons[i].scrollIntoView({ block: "nearest", inline: "nearest" }); // a phone's tab strip scrolls
     });
   }
   body.append(h("div", { class: "settings" }, tablist, panels));
@@ -72,7 +73,7 @@ async function renderKeys(panel, { rerender }) {
       const place = places.get(p.provider);
       const state = place === "device" ? "Saved on this device" : place === "tab" ? "For this tab only" : "No key";
       const actions = h("div", { class: "row-actions" });
-      const set = h("button", { type: "button", class: "btn small", text: place ? "Replace" : "Add key", "aria-label": `${place ? "Replace" : "Add"} the ${p.label} key` });
+      const set = h("button", { type: "button", class: "btn small", text: place ? "Replace" : "Add key", "aria-label": place ? `Replace the ${p.label} key` : `Add key for ${p.label}` });
       set.addEventListener("click", async () => {
         if (await askForKey({ provider: p.provider, label: p.label, keyUrl: p.keyUrl, custom: p.custom }, { confirmLabel: "Save", test: false })) rerender();
       });
@@ -135,7 +136,7 @@ async function renderProviders(panel, { rerender, app }) {
   const cards = providers.map((p) => {
     const edit = h("button", { type: "button", class: "btn small", text: "Edit", "aria-label": `Edit ${p.name}` });
     edit.addEventListener("click", () => panel.replaceChildren(providerForm(p, rerender, serverTypes)));
-    const refresh = h("button", { type: "button", class: "btn small ghost", text: "Refresh models", "aria-label": `Refresh the models of ${p.name}` });
+    const refresh = h("button", { type: "button", class: "btn small ghost", text: "Refresh models", "aria-label": `Refresh models of ${p.name}` });
     const status = h("span", { class: "muted small", role: "status" });
     refresh.addEventListener("click", async () => {
       refresh.disabled = true;
