@@ -38,10 +38,12 @@ BROWSER_CALLS: dict[str, bool] = {
     "openai": True,
     "google": True,
     "openrouter": True,
+    "groq": True,
     "demo": True,
 }
 """Built-in providers known to answer requests made by a web page (CORS). The others are not known
-to: a request of theirs that the browser refuses gets the proxy advice."""
+to: a request of theirs that the browser refuses gets the proxy advice. Keep README.md's provider
+table ("Providers: direct, or through a proxy") in step with it."""
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
 _page_origin = ""
