@@ -292,7 +292,7 @@ async def build_user_message(
 
 def _limit_mb(value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
+        return float(min(value, DEFAULT_MAX_FILE_MB))
     return float(DEFAULT_MAX_FILE_MB)
 
 
