@@ -282,7 +282,10 @@ def test_documents_reach_the_request_as_text_and_the_python_tool_reads_the_csv(
     assert texts[1].startswith('<file name="uploads/report.pdf">\n<page number="1">\nQuarterly revenue grew 12 percent')
     assert '<page number="2">\nPage two: costs fell in the South region.\n</page>' in texts[1]
     assert texts[2].startswith('<file name="uploads/plan.docx">\nMigration plan') and "three phases" in texts[2]
-    assert texts[3] == '<file name="uploads/sales.xlsx">\n<sheet name="Sales">\nregion,total\nNorth,120\nSouth,80\n</sheet>\n</file>'
+    assert (
+        texts[3]
+        == '<file name="uploads/sales.xlsx">\n<sheet name="Sales">\nregion,total\nNorth,120\nSouth,80\n</sheet>\n</file>'
+    )
     assert texts[4] == f'<file name="uploads/scores.csv">\n{CSV}\n</file>'
     files = workspace_files(app, app.current_session_id())
     assert files["uploads/report.pdf"] == pdf and files["uploads/plan.docx"] == docx
@@ -333,7 +336,16 @@ def pi_modules() -> Path:
         CACHE.mkdir(parents=True, exist_ok=True)
         (CACHE / "package.json").write_text('{"name": "pi-reader", "private": true, "type": "module"}\n')
         done = subprocess.run(
-            [npm, "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", PI_PACKAGE],
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                PI_PACKAGE,
+            ],
             cwd=CACHE,
             capture_output=True,
             text=True,
