@@ -47,6 +47,10 @@ function csvCell(value) {
 
 class Failure extends Error {}
 
+function reason(error) {
+  return String(error?.message || error).replace(/[.\s]+$/, "");
+}
+
 async function extractPdf(bytes, name, maxPages) {
   const pdf = await pdfjs();
   let doc;
@@ -54,7 +58,7 @@ async function extractPdf(bytes, name, maxPages) {
     doc = await pdf.getDocument({ data: bytes, isEvalSupported: false, stopAtErrors: false }).promise;
   } catch (error) {
     if (error?.name === "PasswordException") throw new Failure(`${name} is password-protected.`);
-    throw new Failure(`${name} couldn't be read as PDF: ${error?.message || error}.`);
+    throw new Failure(`${name} couldn't be read as PDF: ${reason(error)}.`);
   }
   const pages = [];
   let chars = 0;
@@ -87,7 +91,7 @@ async function extractDocx(bytes, name) {
     const result = await lib.extractRawText({ arrayBuffer: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
     return { text: result.value.replace(/\n{3,}/g, "\n\n").trim() };
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Word: ${error?.message || error}.`);
+    throw new Failure(`${name} couldn't be read as Word: ${reason(error)}.`);
   }
 }
 
@@ -97,7 +101,7 @@ async function extractXlsx(file, name) {
   try {
     sheets = await read(file);
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Excel: ${error?.message || error}.`);
+    throw new Failure(`${name} couldn't be read as Excel: ${reason(error)}.`);
   }
   const parts = sheets.map(({ sheet, data }) => {
     const rows = (data ?? []).map((row) => row.map(csvCell).join(",")).join("\n");
@@ -129,7 +133,7 @@ self.addEventListener("message", async (event) => {
   try {
     self.postMessage({ id: job.id, ok: true, ...(await extract(job)) });
   } catch (error) {
-    const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${error?.message || error}.`;
+    const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${reason(error)}.`;
     self.postMessage({ id: job.id, ok: false, error: message });
   }
 });

@@ -197,6 +197,14 @@ export class Composer {
 
   updateVisionNotice() {
     const images = this.attachments.some((a) => a.isImage && a.status !== "error");
+    // pi's estimate: a token is about 4 characters.
+    const tokens = this.attachments.reduce((n, a) => n + (a.payload?.text?.length ?? 0), 0) / 4;
+    const contextWindow = this.model?.contextWindow ?? 0;
+    if (contextWindow && tokens > contextWindow / 2 && (!this.notice.dataset.kind || this.notice.dataset.kind === "context")) {
+      this.showNotice(`The attached text is about ${Math.round(tokens).toLocaleString("en")} tokens, over half of ${this.model.name}'s context window.`, "warn", null, "context");
+      return;
+    }
+    if (this.notice.dataset.kind === "context" && !(contextWindow && tokens > contextWindow / 2)) this.clearNotice();
     if (images && this.model && !this.model.vision) {
       if (this.notice.dataset.kind !== "vision" && this.notice.dataset.kind !== "confirm")
         this.showNotice(`${this.model.name} can't see images; it will be told an image was omitted.`, "warn", null, "vision");
