@@ -301,6 +301,9 @@ async def send_with_attachments(
 ) -> dict[str, Any] | None:
     """The ``send`` command with attachments: ``None`` once sent, else the page's answer
     (``confirm_images``: the model can't see images, ask first; ``refused``: why, nothing sent)."""
+    if chat.streaming:
+        # Before any file is written: a message with attachments is never queued.
+        return {"status": "refused", "message": "Attachments go with a new message: wait for the reply to finish."}
     try:
         attachments = parse_attachments(raw)
         model = chat.model
