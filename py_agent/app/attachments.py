@@ -267,7 +267,8 @@ async def build_user_message(
         if a.image is not None:
             image = a.image
             note = ""
-            if image.resized and image.original_width and image.width:
+            scaled = (image.width, image.height) != (image.original_width, image.original_height)
+            if image.resized and scaled and image.original_width and image.width:
                 scale = image.original_width / image.width
                 note = (
                     f"[Image: original {image.original_width}x{image.original_height}, displayed at "

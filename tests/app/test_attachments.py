@@ -226,3 +226,30 @@ async def test_export_carries_the_message_and_the_files_and_import_restores_both
         assert any("Revenue by region" in b.get("text", "") for b in content)
         files = {f.path: f.data for f in (await open_workspace(imported["sessionId"])).files()}
         assert files == {"uploads/dot.png": PNG, "uploads/q3.pdf": PDF_BYTES}
+
+
+async def test_a_scaled_image_carries_pi_s_resize_note() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app = await make_app(backend)
+        await with_model(app, server, vision=True)
+        scaled = image("big.png")
+        scaled["image"] = {
+            **scaled["image"],
+            "width": 2000,
+            "height": 1000,
+            "originalWidth": 4000,
+            "originalHeight": 2000,
+        }
+        scaled["image"]["resized"] = True
+        converted = image("anim.gif")  # re-encoded (GIF to PNG) at its own size: no note
+        converted["image"] = {**converted["image"], "resized": True, "originalWidth": 1, "originalHeight": 1}
+        await call(app, "send", text="", attachments=[scaled, converted])
+        await idle(app)
+        assert app.chat is not None
+        texts = [b["text"] for b in stored_messages(backend, app.chat.id)[0]["content"] if b["type"] == "text"]
+        assert texts == [
+            '<file name="uploads/big.png">[Image: original 4000x2000, displayed at 2000x1000. '
+            "Multiply coordinates by 2.00 to map to original image.]</file>",
+            '<file name="uploads/anim.gif"></file>',
+        ]

@@ -158,13 +158,30 @@ def drop_files(app: App, files: list[tuple[str, bytes, str]]) -> None:
     )
 
 
+def send(app: App, text: str, timeout: float = 60_000) -> None:
+    """Type and press Enter; wait for the reply to the message to be complete."""
+    page = app.page
+    replies = page.locator("#transcript .msg.assistant:not(.streaming)").count()
+    app.type_and_enter(text)
+    wait_until(
+        lambda: page.locator("#transcript .msg.assistant:not(.streaming)").count() > replies
+        or bool(page.locator("#attach-notice.error, #toasts .toast").count()),
+        timeout=timeout / 1000,
+    )
+    assert not page.locator("#attach-notice.error").count(), page.locator("#attach-notice").inner_text()
+    app.wait_idle(timeout)
+
+
 def chips(app: App, status: str | None = None) -> Any:
     selector = "#attachments .att-chip" + (f"[data-status={status}]" if status else "")
     return app.page.locator(selector)
 
 
 def wait_ready(app: App, count: int) -> None:
-    wait_until(lambda: chips(app, "ready").count() == count, timeout=60)
+    try:
+        wait_until(lambda: chips(app, "ready").count() == count, timeout=60)
+    except AssertionError:
+        raise AssertionError(f"chips: {chips(app).all_inner_texts()}; console: {app.console[-5:]}") from None
 
 
 def user_blocks(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -205,8 +222,7 @@ def test_images_by_picker_paste_and_drop_reach_a_vision_model_as_image_blocks(
     wait_ready(app, 3)
     assert page.locator("#attachments img.att-thumb").count() == 3
     assert "can't see images" not in (page.locator("#attach-notice").text_content() or "")
-    app.type_and_enter("What do these show?")
-    app.wait_idle()
+    send(app, "What do these show?")
 
     assert len(mock.requests) == 1
     blocks = user_blocks(mock.requests[0])
@@ -244,6 +260,7 @@ def test_a_model_without_image_input_gets_the_notice_and_no_request(app: App, mo
     assert page.locator("#input").input_value() == "Describe the chart" and chips(app, "ready").count() == 1
 
     page.locator("#attach-send-anyway").click()
+    page.locator("#transcript .msg.assistant:not(.streaming)").first.wait_for(timeout=60_000)
     app.wait_idle()
     assert len(mock.requests) == 1
     body = json.dumps(mock.requests[0]["body"])
@@ -321,8 +338,7 @@ def test_errors_show_on_the_chip_and_nothing_is_lost(app: App, mock: MockProvide
     for name in ("slides.ppt", "broken.pdf"):
         page.get_by_role("button", name=f"Remove {name}").click()
     assert chips(app).count() == 1
-    page.locator("#input").press("Enter")
-    app.wait_idle()
+    send(app, "Keep this text")
     assert len(mock.requests) == 1 and "plain notes" in json.dumps(mock.requests[0]["body"])
 
 
@@ -364,8 +380,7 @@ def test_pi_reads_the_export_and_import_brings_back_attachments_and_files(
     png = image_bytes("PNG", (64, 48))
     attach_by_picker(app, [("dot.png", png, "image/png"), ("plan.docx", docx_bytes(), "application/octet-stream")])
     wait_ready(app, 2)
-    app.type_and_enter("Keep these")
-    app.wait_idle()
+    send(app, "Keep these")
     session_id = app.current_session_id()
     exported = app.py("export_session")["text"]
     path = tmp_path / "export.jsonl"

@@ -83,6 +83,9 @@ function runWorker(url, job, timeoutMs, tooLong) {
       resolve({ ok: false, error: tooLong });
     }, timeoutMs);
     worker.addEventListener("message", (event) => {
+      // Only the job's answer: pdf.js's worker module, imported into the extraction worker,
+      // announces itself on the same port.
+      if (event.data?.id !== job.id) return;
       clearTimeout(timer);
       worker.terminate();
       resolve(event.data);

@@ -54,8 +54,10 @@ function reason(error) {
 async function extractPdf(bytes, name, maxPages) {
   const pdf = await pdfjs();
   let doc;
+  // verbosity 0: errors only (not the "fake worker" notice: running in this worker is the point).
+  const task = pdf.getDocument({ data: bytes, isEvalSupported: false, stopAtErrors: false, verbosity: 0 });
   try {
-    doc = await pdf.getDocument({ data: bytes, isEvalSupported: false, stopAtErrors: false }).promise;
+    doc = await task.promise;
   } catch (error) {
     if (error?.name === "PasswordException") throw new Failure(`${name} is password-protected.`);
     throw new Failure(`${name} couldn't be read as PDF: ${reason(error)}.`);
@@ -79,7 +81,7 @@ async function extractPdf(bytes, name, maxPages) {
     page.cleanup();
   }
   const numPages = doc.numPages;
-  await doc.destroy();
+  await task.destroy();
   if (chars === 0) throw new Failure(`${name} has no text layer (scanned?).`);
   const note = numPages > count ? `\n(only the first ${count} of ${numPages} pages were read)` : "";
   return { text: pages.join("\n") + note, pages: numPages, pagesCut: numPages > count };
