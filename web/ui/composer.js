@@ -220,6 +220,7 @@ export class Composer {
 
   clearNotice() {
     this.notice.hidden = true;
+    this.notice.className = "attach-notice";
     this.notice.dataset.kind = "";
     this.notice.replaceChildren();
   }
