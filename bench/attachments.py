@@ -6,7 +6,7 @@ of BENCHMARKS.md.
 
 The chat app (a copy of static/ on a plain static server, headless Chromium) streams a long reply
 from the mock provider server; meanwhile a 10 MB PDF (100 pages, each with a line of text and a
-photo-like image, made here with fpdf2) is attached through the Attach button's file input. The
+photo-like image, made here with fpdf2, fetched into the page beforehand) is dropped on the chat. The
 page reads it in its extraction worker (pdf.js, web/attachments/extract-worker.js). In the page we
 record PerformanceObserver "longtask" entries (main-thread tasks over 50 ms) and the longest gap
 between animation frames from the attach to the ready chip. Then, with nothing streaming, the time
@@ -118,12 +118,39 @@ MONITOR = """() => {
 }"""
 
 
+TYPES = {
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+def load_files(page: Any, names: list[str]) -> None:
+    """Fetch the files into the page beforehand (as Files), so that attaching them measures the app only."""
+    for name in names:
+        page.evaluate(
+            """async ([name, type]) => {
+              const blob = await (await fetch(`bench-files/${name}`)).blob();
+              (window.__files ??= {})[name] = new File([blob], name, { type });
+            }""",
+            [name, TYPES[Path(name).suffix]],
+        )
+
+
 def attach(page: Any, path: Path) -> float:
-    """Attach ``path`` through the Attach button's input; ms from the attach to the ready chip."""
+    """Drop ``path`` (fetched into the page beforehand) on the chat; ms from the drop to the ready chip."""
     page.evaluate(
-        "() => { window.__bench && (window.__bench.start = performance.now()); window.__t0 = performance.now(); }"
+        """(name) => {
+          window.__bench && (window.__bench.start = performance.now());
+          window.__t0 = performance.now();
+          const dt = new DataTransfer();
+          dt.items.add(window.__files[name]);
+          const zone = document.querySelector("#scroller");
+          for (const type of ["dragenter", "dragover", "drop"])
+            zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+        }""",
+        path.name,
     )
-    page.locator("#attach-input").set_input_files(str(path))
     page.locator("#attachments .att-chip[data-status=ready], #attachments .att-chip[data-status=error]").first.wait_for(
         timeout=120_000
     )
@@ -139,17 +166,32 @@ def clear(page: Any) -> None:
         page.locator("#attachments .att-remove").first.click()
 
 
-def while_streaming(page: Any, mock: MockProviderServer, pdf: Path) -> dict[str, float]:
+def start_stream(page: Any, mock: MockProviderServer) -> None:
     page.locator("#new-chat").click()
     page.locator("#session-title", has_text="New chat").wait_for()
     mock.reset()
-    text = "Streaming while a file is read. " * 400
-    mock.script([{"text": text, "chunk_size": 6, "delay_ms": 4}])
+    mock.script([{"text": "Streaming while a file is read. " * 400, "chunk_size": 6, "delay_ms": 4}])
     page.evaluate(MONITOR)
     page.locator("#input").fill("Stream a long reply")
     page.locator("#input").press("Enter")
     page.locator("#transcript .msg.assistant.streaming").first.wait_for(timeout=60_000)
     page.wait_for_timeout(300)
+
+
+def streaming_only(page: Any, mock: MockProviderServer, window_ms: float) -> float:
+    """The control: the longest main-thread task over ``window_ms`` of streaming, nothing attached."""
+    start_stream(page, mock)
+    started = float(page.evaluate("() => (window.__bench.start = performance.now())"))
+    page.wait_for_timeout(window_ms)
+    result: dict[str, Any] = page.evaluate("() => { window.__bench.done = true; return window.__bench; }")
+    end = started + window_ms
+    during = [d for start, d in result["longtasks"] if start + d >= started and start <= end]
+    page.locator("#stop-button").wait_for(state="hidden", timeout=120_000)
+    return max(during, default=0.0)
+
+
+def while_streaming(page: Any, mock: MockProviderServer, pdf: Path) -> dict[str, float]:
+    start_stream(page, mock)
     streaming_at_start = page.locator("#stop-button").is_visible()
     elapsed = attach(page, pdf)
     streaming_at_end = page.locator("#stop-button").is_visible()
@@ -177,10 +219,12 @@ def main() -> None:
             "plan.docx": docx_file(),
             "sales.xlsx": xlsx_file(),
         }
+        site = _browser.site_copy(folder / "site")
+        (site / "bench-files").mkdir()
         for name, data in files.items():
             (folder / name).write_bytes(data)
+            (site / "bench-files" / name).write_bytes(data)
         sizes = {name: len(data) / (1024 * 1024) for name, data in files.items()}
-        site = _browser.site_copy(folder / "site")
         server, base = _browser.serve(site)
         streaming: list[dict[str, float]] = []
         speeds: dict[str, list[float]] = {name: [] for name in files}
@@ -191,10 +235,12 @@ def main() -> None:
                 context = browser.new_context(viewport={"width": 1280, "height": 860})
                 page = _browser.open_app(context, base)
                 _browser.use_mock_model(page, mock.url)
+                load_files(page, list(files))
                 attach(page, folder / "plan.docx")  # warm-up: the workers' first start
                 clear(page)
                 for i in range(RUNS):
                     run = while_streaming(page, mock, folder / "big.pdf")
+                    run["control_longest_task_ms"] = streaming_only(page, mock, run["ready_ms"])
                     streaming.append(run)
                     print(
                         f"run {i + 1}/{RUNS}: 10 MB PDF ready in {run['ready_ms']:.0f} ms while streaming; "
@@ -222,8 +268,8 @@ def main() -> None:
 Machine: {_report.machine()}; Chromium {version}; 1-minute load average {load_before:.1f} before the
 runs, {_browser.load_average():.1f} after.
 
-A {sizes["big.pdf"]:.1f} MB PDF (pages of text, each with a photo-like image; made with fpdf2) is attached
-through the Attach button while the chat app streams a reply from the mock provider server, {RUNS} runs
+A {sizes["big.pdf"]:.1f} MB PDF (pages of text, each with a photo-like image; made with fpdf2) is dropped
+on the chat while the chat app streams a reply from the mock provider server, {RUNS} runs
 (`bench/attachments.py`). Its text is extracted by pdf.js in the page's extraction worker
 (`web/attachments/extract-worker.js`); the main thread only posts the file and shows the result.
 
@@ -232,6 +278,7 @@ through the Attach button while the chat app streams a reply from the mock provi
 | attach to ready chip (text extracted, bytes encoded) | {_report.summary(values("ready_ms"), "ms", 0)} |
 | longest main-thread task (longtask entries; 0: none over 50 ms) | {_report.summary(values("longest_task_ms"), "ms", 0)} |
 | main-thread tasks over 50 ms | {_report.summary(values("long_tasks"), "", 0)} |
+| control: longest task over as long a time of streaming, nothing attached | {_report.summary(values("control_longest_task_ms"), "ms", 0)} |
 | longest gap between animation frames | {_report.summary(values("max_frame_gap_ms"), "ms", 0)} |
 | the reply streamed during the whole attach (1 = yes) | {_report.summary(values("streamed_throughout"), "", 0)} |
 

@@ -105,8 +105,8 @@ const EXTRACT_WORKER = new URL("./extract-worker.js", import.meta.url);
 let nextId = 1;
 
 /**
- * One attachment of the message box. `status`: "working" | "ready" | "error"; `payload` is what
- * the `send` command gets (see py_agent/app/attachments.py Attachment) once ready.
+ * One attachment of the message box. `status`: "working" | "ready" | "error"; once ready,
+ * `toPayload()` is what the `send` command gets (py_agent/app/attachments.py Attachment).
  */
 export class PendingAttachment {
   constructor(file, { maxFileMb = LIMITS.maxFileMb } = {}) {
@@ -171,7 +171,6 @@ export class PendingAttachment {
           originalHeight: result.originalHeight,
           resized: result.resized,
         },
-        bytes: result.bytes,
       };
     } else {
       this.payload = {
@@ -183,17 +182,23 @@ export class PendingAttachment {
         truncated: result.truncated,
         fullText: result.fullText,
         pages: result.pages,
-        bytes: result.bytes,
       };
       this.format = FORMAT_LABEL[this.kind];
       this.chars = (result.fullText ?? result.text).length;
     }
+    this.bytes = result.bytes;
     this.status = "ready";
     return this;
   }
 
+  /** What the `send` command gets (the original bytes decoded to a base64 string only now). */
+  toPayload() {
+    return { ...this.payload, bytes: new TextDecoder().decode(this.bytes) };
+  }
+
   dispose() {
     this.removed = true;
+    this.bytes = null;
     if (this.thumbUrl) URL.revokeObjectURL(this.thumbUrl);
   }
 }

@@ -14,3 +14,9 @@ export function decodeText(bytes) {
     return new TextDecoder("windows-1252").decode(bytes);
   }
 }
+
+// Base64 as ASCII bytes: posted to the page as a transferred buffer (no copy on its main thread,
+// however large the file); decoded to a string only when the message is sent.
+export function base64Ascii(bytes) {
+  return new TextEncoder().encode(base64(bytes));
+}

@@ -5,10 +5,10 @@
 // nested worker and evaluates no code from strings).
 //
 // Message in:  { id, kind: "pdf" | "docx" | "xlsx" | "text", file: Blob, name, maxChars, maxPages }
-// Message out: { id, ok: true, text, truncated, fullText?, pages?, bytes (base64) }
+// Message out: { id, ok: true, text, truncated, fullText?, pages?, bytes (base64 as ASCII bytes) }
 //            | { id, ok: false, error }
 
-import { base64, decodeText } from "./codec.js";
+import { base64Ascii, decodeText } from "./codec.js";
 
 const libs = {};
 
@@ -126,14 +126,15 @@ async function extract({ kind, file, name, maxChars, maxPages }) {
     truncated,
     fullText: truncated ? full : undefined,
     pages: result.pages,
-    bytes: base64(bytes),
+    bytes: base64Ascii(bytes),
   };
 }
 
 self.addEventListener("message", async (event) => {
   const job = event.data;
   try {
-    self.postMessage({ id: job.id, ok: true, ...(await extract(job)) });
+    const result = await extract(job);
+    self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
     const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${reason(error)}.`;
     self.postMessage({ id: job.id, ok: false, error: message });

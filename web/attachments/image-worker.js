@@ -5,9 +5,9 @@
 //
 // Message in:  { id, file: Blob, name, mimeType, maxSide, maxBase64 }
 // Message out: { id, ok: true, data, mimeType, width, height, originalWidth, originalHeight,
-//                resized, thumb: Blob, bytes (base64 of the original file) } | { id, ok: false, error }
+//                resized, thumb: Blob, bytes (the original file in base64, as ASCII bytes) } | { id, ok: false, error }
 
-import { base64 } from "./codec.js";
+import { base64, base64Ascii } from "./codec.js";
 
 const KEEP = new Set(["image/png", "image/jpeg", "image/webp"]);
 const THUMB = 160;
@@ -76,14 +76,15 @@ async function process({ file, name, mimeType, maxSide, maxBase64 }) {
     originalHeight,
     resized: !keep,
     thumb,
-    bytes: out.blob === file ? data : base64(original),
+    bytes: base64Ascii(original),
   };
 }
 
 self.addEventListener("message", async (event) => {
   const job = event.data;
   try {
-    self.postMessage({ id: job.id, ok: true, ...(await process(job)) });
+    const result = await process(job);
+    self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
     self.postMessage({ id: job.id, ok: false, error: error?.message || String(error) });
   }

@@ -245,7 +245,7 @@ export class Composer {
       }
       const items = [...this.attachments];
       const text = this.input.value;
-      const result = await this.onSendAttachments(text.trim(), items.map((a) => a.payload), confirmImages);
+      const result = await this.onSendAttachments(text.trim(), items.map((a) => a.toPayload()), confirmImages);
       if (result?.status === "sent") {
         if (this.input.value === text) this.input.value = "";
         for (const item of items) item.dispose();
