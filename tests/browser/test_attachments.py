@@ -164,8 +164,10 @@ def send(app: App, text: str, timeout: float = 60_000) -> None:
     replies = page.locator("#transcript .msg.assistant:not(.streaming)").count()
     app.type_and_enter(text)
     wait_until(
-        lambda: page.locator("#transcript .msg.assistant:not(.streaming)").count() > replies
-        or bool(page.locator("#attach-notice.error, #toasts .toast").count()),
+        lambda: (
+            page.locator("#transcript .msg.assistant:not(.streaming)").count() > replies
+            or bool(page.locator("#attach-notice.error, #toasts .toast").count())
+        ),
         timeout=timeout / 1000,
     )
     assert not page.locator("#attach-notice.error").count(), page.locator("#attach-notice").inner_text()
