@@ -103,6 +103,10 @@ def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
     app.add_provider("Texty", mock, [{"id": "mock-text", "name": "Mock Text"}], api="openai-completions")
     app.py("save_key", provider="Vision", key="sk-mock-vision-key-0001", remember=True)
     app.py("save_key", provider="Texty", key="sk-mock-text-key-0002", remember=True)
+    app.page.evaluate(
+        """() => { window.__csp = [];
+          document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`)); }"""
+    )
     yield app
     app.page.context.close()
 
@@ -313,6 +317,7 @@ def test_documents_reach_the_request_as_text_and_the_python_tool_reads_the_csv(
     result = json.dumps(mock.requests[1]["body"]["messages"][-1])
     assert "mean 89.0" in result
     assert page.locator("#transcript .msg.user .att-tile").count() == 4
+    assert page.evaluate("() => window.__csp") == []  # the page's policy held: scripts from the site only
 
 
 def test_errors_show_on_the_chip_and_nothing_is_lost(app: App, mock: MockProviderServer) -> None:
