@@ -1,6 +1,6 @@
 // Attachments of the message box, on the page's main thread: what a file is, the limits, and the
 // workers that do the work (image-worker.js: decode/scale/encode; extract-worker.js: document
-// text). Nothing heavy runs here: a file goes to a worker as a Blob and comes back as base64 and
+// text; one of each, started on first use). Nothing heavy runs here: a file goes to a worker as a Blob and comes back as base64 and
 // text. The limits and the message format are described in docs/attachments.md; Python checks
 // them again when the message is built (py_agent/app/attachments.py).
 
@@ -74,33 +74,57 @@ function mb(bytes) {
 
 const FORMAT_LABEL = { pdf: "PDF", docx: "Word", xlsx: "Excel", text: "text" };
 
-/** Run one job in a fresh worker; it is ended when done or after the time limit. */
-function runWorker(url, job, timeoutMs, tooLong) {
-  return new Promise((resolve) => {
-    const worker = new Worker(url, { type: "module", name: "py-agent attachments" });
-    const timer = setTimeout(() => {
-      worker.terminate();
-      resolve({ ok: false, error: tooLong });
-    }, timeoutMs);
-    worker.addEventListener("message", (event) => {
+/**
+ * One warm worker of a kind, doing one job at a time (its library stays loaded between files).
+ * A job that outlives the time limit ends the worker; the next job starts a new one.
+ */
+class WorkerQueue {
+  constructor(url) {
+    this.url = url;
+    this.worker = null;
+    this.tail = Promise.resolve();
+  }
+
+  run(job, timeoutMs, tooLong) {
+    const result = this.tail.then(() => this.runNow(job, timeoutMs, tooLong));
+    this.tail = result.catch(() => {});
+    return result;
+  }
+
+  runNow(job, timeoutMs, tooLong) {
+    this.worker ??= new Worker(this.url, { type: "module", name: "py-agent attachments" });
+    const worker = this.worker;
+    return new Promise((resolve) => {
+      const done = (answer) => {
+        clearTimeout(timer);
+        worker.removeEventListener("message", onMessage);
+        worker.removeEventListener("error", onError);
+        resolve(answer);
+      };
+      const stop = () => {
+        worker.terminate();
+        if (this.worker === worker) this.worker = null;
+      };
       // Only the job's answer: pdf.js's worker module, imported into the extraction worker,
       // announces itself on the same port.
-      if (event.data?.id !== job.id) return;
-      clearTimeout(timer);
-      worker.terminate();
-      resolve(event.data);
+      const onMessage = (event) => event.data?.id === job.id && done(event.data);
+      const onError = (event) => {
+        stop();
+        done({ ok: false, error: `${job.name} couldn't be read: ${event.message || "the worker failed to start"}.` });
+      };
+      const timer = setTimeout(() => {
+        stop();
+        done({ ok: false, error: tooLong });
+      }, timeoutMs);
+      worker.addEventListener("message", onMessage);
+      worker.addEventListener("error", onError);
+      worker.postMessage(job);
     });
-    worker.addEventListener("error", (event) => {
-      clearTimeout(timer);
-      worker.terminate();
-      resolve({ ok: false, error: `${job.name} couldn't be read: ${event.message || "the worker failed to start"}.` });
-    });
-    worker.postMessage(job);
-  });
+  }
 }
 
-const IMAGE_WORKER = new URL("./image-worker.js", import.meta.url);
-const EXTRACT_WORKER = new URL("./extract-worker.js", import.meta.url);
+const imageWorker = new WorkerQueue(new URL("./image-worker.js", import.meta.url));
+const extractWorker = new WorkerQueue(new URL("./extract-worker.js", import.meta.url));
 
 let nextId = 1;
 
@@ -135,15 +159,13 @@ export class PendingAttachment {
     const tooLong = `Reading ${this.name} took too long.`;
     let result;
     if (this.kind === "image") {
-      result = await runWorker(
-        IMAGE_WORKER,
+      result = await imageWorker.run(
         { id: this.id, file: this.file, name: this.name, mimeType: this.mimeType, maxSide: LIMITS.maxSide, maxBase64: LIMITS.maxBase64 },
         LIMITS.timeoutMs,
         tooLong,
       );
     } else {
-      result = await runWorker(
-        EXTRACT_WORKER,
+      result = await extractWorker.run(
         { id: this.id, kind: this.kind, file: this.file, name: this.name, maxChars: LIMITS.maxChars, maxPages: LIMITS.maxPages },
         LIMITS.timeoutMs,
         tooLong,
