@@ -49,6 +49,7 @@ __all__ = [
     "attachments_plugin",
     "build_user_message",
     "check_request_images",
+    "edited_message",
     "image_bytes",
     "parse_attachments",
     "send_with_attachments",
@@ -289,6 +290,25 @@ async def build_user_message(
             meta.append(entry)
     message = UserMessage(content=list(content), timestamp=now_ms(), attachments=meta)
     return Built(message, written)
+
+
+def edited_message(original: dict[str, Any], text: str) -> UserMessage | None:
+    """An edit of a user message that had attachments: the new text, the same attachments (their
+    blocks and metadata). ``None`` when the original had none (a plain text message will do)."""
+    content = original.get("content")
+    if not isinstance(content, list):
+        return None
+    kept = [
+        b
+        for b in content
+        if isinstance(b, dict)
+        and (b.get("type") == "image" or (b.get("type") == "text" and str(b.get("text", "")).startswith("<file name=")))
+    ]
+    if not kept:
+        return None
+    extra = {"attachments": original["attachments"]} if isinstance(original.get("attachments"), list) else {}
+    blocks = [{"type": "text", "text": text}, *kept] if text else kept
+    return UserMessage.model_validate({"role": "user", "content": blocks, "timestamp": now_ms(), **extra})
 
 
 def _limit_mb(value: Any) -> float:

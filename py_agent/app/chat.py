@@ -45,6 +45,7 @@ from ..session import (
     now_iso,
     to_json_value,
 )
+from .attachments import edited_message
 from .catalog import provider_info
 from .keys import KeyRing
 from .network import explain_connection_error, provider_transport
@@ -481,7 +482,7 @@ class ChatSession:
         self._reset_agent_messages()
         await self._save_record()
         self._emit_transcript()
-        self.send(text)
+        self.send(text, edited_message(target.message, text))  # attachments stay with the message
 
     async def switch_branch(self, entry_id: str) -> None:
         """Show the branch through ``entry_id`` (its most recent leaf)."""

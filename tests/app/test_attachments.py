@@ -9,8 +9,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from py_agent.ai.custom import unregister_custom_provider
 from py_agent.app.attachments import MAX_SETTING, attachments_plugin
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
@@ -25,6 +29,13 @@ PNG = bytes.fromhex(
 )
 PNG64 = base64.b64encode(PNG).decode()
 PDF_BYTES = b"%PDF-1.4 pretend\n%%EOF\n"
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_provider() -> Iterator[None]:
+    """The catalogue of custom providers is global: leave it as it was found."""
+    yield
+    unregister_custom_provider("Mock")
 
 
 async def make_app(backend: MemoryBackend | None = None) -> WebApp:
@@ -253,3 +264,22 @@ async def test_a_scaled_image_carries_pi_s_resize_note() -> None:
             "Multiply coordinates by 2.00 to map to original image.]</file>",
             '<file name="uploads/anim.gif"></file>',
         ]
+
+
+async def test_editing_a_message_keeps_its_attachments() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app = await make_app(backend)
+        await with_model(app, server, vision=True)
+        await call(app, "send", text="first words", attachments=[document(), image()])
+        await idle(app)
+        assert app.chat is not None
+        entry = next(e for e in app.chat.session if getattr(e, "message", {}).get("role") == "user")
+        await call(app, "edit", entry_id=entry.id, text="better words")
+        await idle(app)
+        edited = stored_messages(backend, app.chat.id)[-2]
+        original = stored_messages(backend, app.chat.id)[0]
+        assert edited["content"][0] == {"type": "text", "text": "better words"}
+        assert edited["content"][1:] == original["content"][1:]
+        assert edited["attachments"] == original["attachments"]
+        assert "Revenue by region" in json.dumps(server.requests[-1]["body"])
