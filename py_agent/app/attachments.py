@@ -86,7 +86,10 @@ class AttachmentError(ValueError):
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="ignore")
+    # Validators built on first use, not when the page's Python starts.
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="ignore", defer_build=True
+    )
 
 
 class ImagePart(_Wire):

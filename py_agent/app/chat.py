@@ -45,7 +45,6 @@ from ..session import (
     now_iso,
     to_json_value,
 )
-from .attachments import edited_message
 from .catalog import provider_info
 from .keys import KeyRing
 from .network import explain_connection_error, provider_transport
@@ -482,6 +481,8 @@ class ChatSession:
         self._reset_agent_messages()
         await self._save_record()
         self._emit_transcript()
+        from .attachments import edited_message  # on first use: not at the page's start
+
         self.send(text, edited_message(target.message, text))  # attachments stay with the message
 
     async def switch_branch(self, entry_id: str) -> None:

@@ -42,7 +42,6 @@ from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
 from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
-from .attachments import MAX_SETTING, send_with_attachments
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
 from .chat import ChatSession
 from .commands import CommandError, CommandTable, method_command
@@ -465,6 +464,8 @@ class WebApp:
         if model_requires_api_key(model) and not self.keys.has(model.provider):
             return {"status": "need_key", "provider": self._key_request(model.provider)}
         if attachments:
+            from .attachments import MAX_SETTING, send_with_attachments  # on first use: not at the page's start
+
             limit = self.settings.get(MAX_SETTING)
             refused = await send_with_attachments(chat, text, attachments, confirm_images, limit)
             if refused is not None:
