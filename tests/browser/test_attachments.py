@@ -349,6 +349,48 @@ def test_errors_show_on_the_chip_and_nothing_is_lost(app: App, mock: MockProvide
     assert len(mock.requests) == 1 and "plain notes" in json.dumps(mock.requests[0]["body"])
 
 
+def test_long_pasted_text_becomes_an_attachment_and_the_size_limit_is_a_setting(
+    app: App, mock: MockProviderServer
+) -> None:
+    page = app.page
+    start(app, mock, "mock vision", "Mock Vision")
+    long_text = "A line of a long log that the user pasted.\n" * 600  # 25,800 characters
+    page.locator("#input").fill("Why does this fail? ")
+    page.evaluate(
+        """(text) => {
+          const dt = new DataTransfer();
+          dt.setData("text/plain", text);
+          const input = document.querySelector("#input");
+          input.focus();
+          input.setRangeText(text, input.value.length, input.value.length, "end");  // what the paste inserts
+          input.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+        }""",
+        long_text,
+    )
+    assert "You pasted 25,800 characters." in (page.locator("#attach-notice").text_content() or "")
+    page.get_by_role("button", name="Attach it as a file").click()
+    wait_ready(app, 1)
+    assert page.locator("#input").input_value() == "Why does this fail? "
+    assert (chips(app).first.get_attribute("data-name") or "").startswith("pasted-")
+    page.get_by_role("button", name=f"Remove {chips(app).first.get_attribute('data-name')}").click()
+
+    # Settings → Attachments: a lower limit applies to the next file, on its chip.
+    page.locator("#open-settings").click()
+    page.locator("#settings-tab-attachments").click()
+    page.locator("#attachment-max-mb").fill("1")
+    page.locator("#attachment-max-mb").dispatch_event("change")
+    page.locator("#attachment-max-note", has_text="Saved.").wait_for()
+    page.keyboard.press("Escape")
+    page.locator("dialog[open]").wait_for(state="detached")
+    attach_by_picker(app, [("big.txt", b"x" * (2 * 1024 * 1024), "text/plain")])
+    wait_until(lambda: chips(app, "error").count() == 1)
+    assert page.locator("#attachments .att-error").inner_text() == "big.txt is 2 MB; the limit is 1 MB."
+    page.get_by_role("button", name="Remove big.txt").click()
+    app.py("set_setting", key="attachmentMaxMb", value=20)
+    page.evaluate("() => { window.pyAgentApp.init && (window.pyAgentApp.init.settings.attachmentMaxMb = 20); }")
+    assert mock.requests == []
+
+
 @pytest.fixture(scope="module")
 def pi_modules() -> Path:
     """pi's coding agent, installed once with npm into .cache/ (its SessionManager reads our export)."""
