@@ -6,7 +6,7 @@
 - a PDF, a DOCX and an XLSX made here, and a CSV, reach the request as extracted text naming the
   file; the originals are in the session's workspace under uploads/ and the `python` tool reads the
   CSV from /workspace;
-- errors show on the chip and lose nothing (an unsupported file, a broken PDF);
+- errors show on the chip and lose nothing (an unsupported file, a broken and a password-protected PDF);
 - the export, opened by pi's own SessionManager (@earendil-works/pi-coding-agent 0.79.10), gives a
   context with the image block and the document text; importing it brings back tiles and files.
 """
@@ -55,6 +55,18 @@ def pdf_bytes() -> bytes:
     pdf.cell(text="Quarterly revenue grew 12 percent in the North region.")
     pdf.add_page()
     pdf.cell(text="Page two: costs fell in the South region.")
+    return bytes(pdf.output())
+
+
+def locked_pdf_bytes() -> bytes:
+    from fpdf import FPDF
+    from fpdf.enums import EncryptionMethod
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.cell(text="Secret figures")
+    pdf.set_encryption(owner_password="owner", user_password="user", encryption_method=EncryptionMethod.RC4)
     return bytes(pdf.output())
 
 
@@ -330,19 +342,21 @@ def test_errors_show_on_the_chip_and_nothing_is_lost(app: App, mock: MockProvide
             ("notes.txt", b"plain notes", "text/plain"),
             ("slides.ppt", b"\xd0\xcf\x11\xe0 old", "application/vnd.ms-powerpoint"),
             ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "application/pdf"),
+            ("locked.pdf", locked_pdf_bytes(), "application/pdf"),
         ],
     )
-    wait_until(lambda: chips(app, "error").count() == 2 and chips(app, "ready").count() == 1, timeout=60)
+    wait_until(lambda: chips(app, "error").count() == 3 and chips(app, "ready").count() == 1, timeout=60)
     errors = page.locator("#attachments .att-error").all_inner_texts()
     assert errors[0] == (
         "slides.ppt: this file type isn't supported (application/vnd.ms-powerpoint). "
         "Attach images, PDF, DOCX, XLSX, CSV or text."
     )
     assert errors[1].startswith("broken.pdf couldn't be read as PDF")
+    assert errors[2] == "locked.pdf is password-protected."
     page.locator("#input").press("Enter")
     assert "Remove the attachments that show an error" in (page.locator("#attach-notice").text_content() or "")
     assert mock.requests == [] and page.locator("#input").input_value() == "Keep this text"
-    for name in ("slides.ppt", "broken.pdf"):
+    for name in ("slides.ppt", "broken.pdf", "locked.pdf"):
         page.get_by_role("button", name=f"Remove {name}").click()
     assert chips(app).count() == 1
     send(app, "Keep this text")
