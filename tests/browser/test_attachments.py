@@ -264,6 +264,24 @@ def test_images_by_picker_paste_and_drop_reach_a_vision_model_as_image_blocks(
     page.locator("#side-panel-close").click()
 
 
+def test_a_large_image_is_scaled_in_the_page_with_pi_s_note(app: App, mock: MockProviderServer) -> None:
+    from PIL import Image
+
+    start(app, mock, "mock vision", "Mock Vision")
+    attach_by_picker(app, [("wide.bmp", image_bytes("BMP", (3000, 1500)), "image/bmp")])
+    wait_ready(app, 1)
+    send(app, "Look at this")
+    blocks = user_blocks(mock.requests[0])
+    image = next(b for b in blocks if b["type"] == "image")["source"]
+    assert image["media_type"] in ("image/png", "image/jpeg")
+    sent = Image.open(io.BytesIO(base64.b64decode(image["data"])))
+    assert sent.size == (2000, 1000)
+    assert blocks[1]["text"] == (
+        '<file name="uploads/wide.bmp">[Image: original 3000x1500, displayed at 2000x1000. '
+        "Multiply coordinates by 1.50 to map to original image.]</file>"
+    )
+
+
 def test_a_model_without_image_input_gets_the_notice_and_no_request(app: App, mock: MockProviderServer) -> None:
     page = app.page
     start(app, mock, "mock text", "Mock Text")
