@@ -58,6 +58,26 @@ FRONTEND_PACKAGES: dict[str, tuple[str, dict[str, str]]] = {
         "11.12.0",
         {"package/es/highlight.min.js": "highlight.min.js", "package/LICENSE": "highlight.js.LICENSE.txt"},
     ),
+    # Text extraction of attached documents, in web/attachments/extract-worker.js (a module worker).
+    "pdfjs-dist": (
+        "6.5.438",
+        {
+            "package/build/pdf.min.mjs": "pdf.min.mjs",
+            "package/build/pdf.worker.min.mjs": "pdf.worker.min.mjs",
+            "package/LICENSE": "pdfjs.LICENSE.txt",
+        },
+    ),
+    "mammoth": (
+        "1.13.0",
+        {"package/mammoth.browser.min.js": "mammoth.browser.min.js", "package/LICENSE": "mammoth.LICENSE.txt"},
+    ),
+    "read-excel-file": (
+        "9.3.17",
+        {
+            "package/bundle/read-excel-file.min.js": "read-excel-file.min.js",
+            "package/LICENSE": "read-excel-file.LICENSE.txt",
+        },
+    ),
 }
 VENDOR_DIR = "vendor"
 

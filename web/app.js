@@ -121,6 +121,8 @@ function buildUi() {
       const r = await py("unqueue", { id });
       if (r.text) ui.composer.restore([r.text]);
     },
+    onSendAttachments: sendAttachments,
+    maxFileMb: () => app.init?.settings?.attachmentMaxMb,
   });
   ui.sessions = new SessionList({
     root: $("#session-list"),
@@ -333,6 +335,22 @@ async function sendLike(command, args) {
   }
   if (result.status === "sent") ui.chat.scrollToBottom();
   return result.status === "sent";
+}
+
+// A message with attachments: the composer shows the answer (sent, confirm_images, refused).
+async function sendAttachments(text, attachments, confirmImages) {
+  try {
+    let result = await py("send", { text, attachments, confirm_images: confirmImages });
+    if (result.status === "need_key") {
+      if (!(await askForKey(result.provider))) return { status: "cancelled" };
+      result = await py("send", { text, attachments, confirm_images: confirmImages });
+    }
+    if (result.status === "sent") ui.chat.scrollToBottom();
+    return result;
+  } catch (error) {
+    toast(error.message, "error");
+    return { status: "failed" };
+  }
 }
 
 async function submit(text, mode, streaming) {

@@ -4,5 +4,6 @@
 // Example: import "./sandbox/panel.js";
 import "./sandbox/panel.js"; // the workspace panel and the cards of the workspace and code tools
 import "./ui/subagents.js"; // the subagent card and Settings → Agents
+import "./attachments/settings-tab.js"; // Settings → Attachments
 
 export {};

@@ -411,13 +411,14 @@ class ChatSession:
         if task is not None:
             await asyncio.shield(task)
 
-    def send(self, text: str) -> None:
-        """Start a run with a new user message (the caller checked that a key is there)."""
+    def send(self, text: str, message: UserMessage | None = None) -> None:
+        """Start a run with a new user message (the caller checked that a key is there);
+        ``message``: one built already (with attachments), instead of ``text`` alone."""
         self._check_writable()
         self._check_idle()
         if not self.persisted:
             self._write_prelude()
-        self._run(self.agent.prompt(_user_message(text)))
+        self._run(self.agent.prompt(message or _user_message(text)))
         self._emit_state()
 
     def queue(self, text: str, mode: str) -> QueuedMessage:
@@ -480,7 +481,9 @@ class ChatSession:
         self._reset_agent_messages()
         await self._save_record()
         self._emit_transcript()
-        self.send(text)
+        from .attachments import edited_message  # on first use: not at the page's start
+
+        self.send(text, edited_message(target.message, text))  # attachments stay with the message
 
     async def switch_branch(self, entry_id: str) -> None:
         """Show the branch through ``entry_id`` (its most recent leaf)."""

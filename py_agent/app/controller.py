@@ -459,9 +459,11 @@ class WebApp:
 
     # ---- chatting -------------------------------------------------------------------------------
 
-    async def cmd_send(self, text: str) -> dict[str, Any]:
+    async def cmd_send(
+        self, text: str, attachments: list[Any] | None = None, confirm_images: bool = False
+    ) -> dict[str, Any]:
         text = text.strip()
-        if not text:
+        if not text and not attachments:
             return {"status": "empty"}
         if self.chat is None:
             await self.cmd_new_session()
@@ -469,7 +471,15 @@ class WebApp:
         model = chat.model
         if model_requires_api_key(model) and not self.keys.has(model.provider):
             return {"status": "need_key", "provider": self._key_request(model.provider)}
-        chat.send(text)
+        if attachments:
+            from .attachments import MAX_SETTING, send_with_attachments  # on first use: not at the page's start
+
+            limit = self.settings.get(MAX_SETTING)
+            refused = await send_with_attachments(chat, text, attachments, confirm_images, limit)
+            if refused is not None:
+                return refused
+        else:
+            chat.send(text)
         await self._welcomed()
         return {"status": "sent"}
 

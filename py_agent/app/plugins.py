@@ -21,7 +21,8 @@ __all__ = ["default_plugins"]
 
 
 def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list[Callable[[], Plugin]]:
-    """The app's plugins: the workspace (files and the tools over them, the code tools) and subagents."""
+    """The app's plugins: the workspace (files and the tools over them, the code tools), subagents
+    and attachments (their settings)."""
 
     def workspace() -> Plugin:
         from .workspace_tools import workspace_plugin
@@ -33,5 +34,11 @@ def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list
 
         return subagents_plugin()
 
+    def attachments() -> Plugin:
+        from .attachments import attachments_plugin
+
+        return attachments_plugin()
+
     workspace.__qualname__, subagents.__qualname__ = "workspace", "subagents"
-    return [workspace, subagents]
+    attachments.__qualname__ = "attachments"
+    return [workspace, subagents, attachments]

@@ -6,6 +6,7 @@
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
+import { py } from "./bridge.js";
 
 const WINDOW = 80; // messages rendered at once; earlier ones on demand
 const STICK_PX = 80;
@@ -34,6 +35,63 @@ function textOf(message) {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.filter((b) => b?.type === "text").map((b) => b.text ?? "").join("\n\n");
+}
+
+// A user message with attachments (docs/attachments.md): the typed text, then per file a text
+// block `<file name="PATH">…</file>` and, for an image, the image block after it. `attachments`
+// (metadata) may be missing (sessions written by pi's CLI): the tiles come from the blocks.
+const FILE_BLOCK = /^<file name="([^"]*)">/;
+
+function unescapeAttr(value) {
+  return value.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&amp;/g, "&");
+}
+
+function userParts(message) {
+  const content = message?.content;
+  if (typeof content === "string") return { text: content, files: [] };
+  if (!Array.isArray(content)) return { text: "", files: [] };
+  const texts = [];
+  const files = [];
+  const meta = new Map((Array.isArray(message.attachments) ? message.attachments : []).map((a) => [a?.path, a]));
+  for (const block of content) {
+    const match = block?.type === "text" ? FILE_BLOCK.exec(block.text ?? "") : null;
+    if (match) {
+      const path = unescapeAttr(match[1]);
+      files.push({ path, name: path.split("/").pop(), meta: meta.get(path) ?? null, image: null });
+    } else if (block?.type === "image") {
+      const last = files[files.length - 1];
+      if (last && !last.image) last.image = block;
+      else files.push({ path: null, name: "image", meta: null, image: block });
+    } else if (block?.type === "text") texts.push(block.text ?? "");
+  }
+  return { text: texts.join("\n\n"), files };
+}
+
+function formatBytes(bytes) {
+  if (typeof bytes !== "number") return "";
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`;
+}
+
+function attachmentTiles(files) {
+  return h(
+    "ul",
+    { class: "msg-attachments", "aria-label": "Attachments" },
+    ...files.map((file) => {
+      const mime = file.image?.mimeType ?? "";
+      const visual =
+        file.image && /^image\/(png|jpeg|gif|webp)$/.test(mime)
+          ? h("img", { class: "att-thumb", alt: "", src: `data:${mime};base64,${file.image.data}` })
+          : h("span", { class: "att-icon", "aria-hidden": "true", text: (file.name.split(".").pop() || "file").slice(0, 4).toUpperCase() });
+      const size = formatBytes(file.meta?.size);
+      const body = [visual, h("span", { class: "att-meta" }, h("span", { class: "att-name", text: file.name }), ...(size ? [h("span", { class: "att-size", text: size })] : []))];
+      if (!file.path) return h("li", { class: "att-tile" }, ...body);
+      const open = h("button", { type: "button", class: "att-tile", title: `Open ${file.path} in Files`, "aria-label": `Open ${file.path} in Files` }, ...body);
+      open.addEventListener("click", () => py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}));
+      return h("li", {}, open);
+    }),
+  );
 }
 
 function resultText(result) {
@@ -218,9 +276,9 @@ export class ChatView {
   // ---- user messages ----
 
   renderUser(item) {
-    const text = textOf(item.message);
+    const { text, files } = userParts(item.message);
     const body = h("div", { class: "user-text", text });
-    const bubble = h("div", { class: "bubble" }, body);
+    const bubble = h("div", { class: "bubble" }, ...(files.length ? [attachmentTiles(files)] : []), body);
     if (text.length > LONG_CHARS || text.split("\n").length > LONG_LINES) bubble.append(this.collapser(body, text));
     const actions = h("div", { class: "msg-actions" });
     const article = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
@@ -252,7 +310,7 @@ export class ChatView {
 
   startEdit(article, item) {
     if (this.streaming) return;
-    const original = textOf(item.message);
+    const original = userParts(item.message).text;
     const area = h("textarea", { class: "edit-area", "aria-label": "Edit your message", rows: "3" });
     area.value = original;
     const save = h("button", { type: "button", class: "btn primary small", text: "Send" });

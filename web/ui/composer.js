@@ -1,15 +1,24 @@
 // The message box: Enter sends; while a reply streams Enter queues the text as steering and
 // Alt+Enter as a follow-up (shown as queued until delivered); Escape or Stop aborts; Shift+Enter
 // is a newline, and Enter that confirms an IME composition never sends.
+// Attachments (web/attachments/): the Attach button (file picker), pasted images, very long pasted
+// text (offered as a text file) and files dropped on the chat become chips above the text; each is
+// prepared in a worker, shows its error on the chip, and can be removed until the message is sent.
+// Nothing is dropped silently: a model that can't see images is named in a notice before sending,
+// and the send then needs a confirmation.
 
 import { h, icon, iconButton, formatTokens } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py } from "./bridge.js";
+import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
+
+const PAPERCLIP =
+  '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M20 11.5l-8.2 8.2a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8"/></svg>';
 
 const MAX_HEIGHT = 240;
 
 export class Composer {
-  constructor({ form, input, sendButton, stopButton, queueList, hint, onSubmit, onAbort, onUnqueue }) {
+  constructor({ form, input, sendButton, stopButton, queueList, hint, onSubmit, onAbort, onUnqueue, onSendAttachments, maxFileMb }) {
     this.form = form;
     this.input = input;
     this.sendButton = sendButton;
@@ -19,9 +28,14 @@ export class Composer {
     this.onSubmit = onSubmit;
     this.onAbort = onAbort;
     this.onUnqueue = onUnqueue;
+    this.onSendAttachments = onSendAttachments;
+    this.maxFileMb = maxFileMb ?? (() => LIMITS.maxFileMb);
     this.streaming = false;
     this.readOnly = false;
     this.busy = false;
+    this.model = null;
+    this.attachments = [];
+    this.buildAttachments();
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -40,7 +54,8 @@ export class Composer {
     this.submit(event.altKey ? "follow_up" : "steer");
   }
 
-  async submit(mode) {
+  async submit(mode, { confirmImages = false } = {}) {
+    if (this.attachments.length) return this.submitWithAttachments(confirmImages);
     const text = this.input.value;
     if (!text.trim() || this.busy || this.readOnly) return;
     this.busy = true;
@@ -75,6 +90,207 @@ export class Composer {
     );
   }
 
+  // ---- attachments ----
+
+  buildAttachments() {
+    this.fileInput = h("input", { type: "file", multiple: true, hidden: true, accept: ACCEPT, id: "attach-input", tabindex: "-1", "aria-hidden": "true" });
+    this.attachButton = h("button", { type: "button", id: "attach-button", class: "attach-button", "aria-label": "Attach files", title: "Attach images, PDF, DOCX, XLSX, CSV or text (or paste, or drop them on the chat)" });
+    this.attachButton.innerHTML = PAPERCLIP; // a fixed icon, no data in it
+    this.attachButton.append(h("span", { class: "attach-label", text: "Attach" }));
+    this.chipList = h("ul", { id: "attachments", class: "attachments", "aria-label": "Attachments", hidden: true });
+    this.notice = h("div", { id: "attach-notice", class: "attach-notice", role: "status", hidden: true });
+    const box = this.form.querySelector(".composer-box") ?? this.form;
+    box.prepend(this.chipList, this.notice);
+    const bar = this.form.querySelector(".composer-bar") ?? box;
+    bar.prepend(this.attachButton);
+    this.form.append(this.fileInput);
+    this.attachButton.addEventListener("click", () => this.fileInput.click());
+    this.fileInput.addEventListener("change", () => {
+      this.addFiles([...this.fileInput.files]);
+      this.fileInput.value = "";
+    });
+    this.input.addEventListener("paste", (event) => this.paste(event));
+    const zone = this.form.closest("main") ?? this.form;
+    let depth = 0;
+    const hasFiles = (event) => [...(event.dataTransfer?.types ?? [])].includes("Files");
+    zone.addEventListener("dragenter", (event) => {
+      if (!hasFiles(event)) return;
+      depth += 1;
+      zone.classList.add("drop-active");
+    });
+    zone.addEventListener("dragleave", () => {
+      depth = Math.max(0, depth - 1);
+      if (!depth) zone.classList.remove("drop-active");
+    });
+    zone.addEventListener("dragover", (event) => {
+      if (!hasFiles(event)) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "copy";
+    });
+    zone.addEventListener("drop", (event) => {
+      if (!hasFiles(event)) return;
+      event.preventDefault();
+      depth = 0;
+      zone.classList.remove("drop-active");
+      this.addFiles([...event.dataTransfer.files]);
+    });
+  }
+
+  paste(event) {
+    const data = event.clipboardData;
+    if (!data) return;
+    const files = [...(data.files ?? [])].filter((f) => f.type.startsWith("image/"));
+    if (files.length) {
+      event.preventDefault();
+      this.addFiles(files.map((f, i) => (f.name && f.name !== "image.png" ? f : new File([f], `pasted-image-${Date.now()}${i ? `-${i}` : ""}.${f.type.split("/")[1] || "png"}`, { type: f.type }))));
+      return;
+    }
+    const text = data.getData("text/plain");
+    if (text && text.length > LIMITS.longPaste) {
+      // Pasted as usual; the notice offers to move it into an attachment instead.
+      const turn = h("button", { type: "button", class: "btn small", text: "Attach it as a file" });
+      turn.addEventListener("click", () => {
+        if (this.input.value.includes(text)) this.input.value = this.input.value.replace(text, "");
+        this.autosize();
+        this.addFiles([pastedTextFile(text)]);
+      });
+      this.showNotice(`You pasted ${text.length.toLocaleString("en")} characters.`, "info", turn);
+    }
+  }
+
+  addFiles(files) {
+    if (!files.length) return;
+    if (this.readOnly) return;
+    const room = LIMITS.maxFiles - this.attachments.length;
+    if (files.length > room) this.showNotice(`You can attach at most ${LIMITS.maxFiles} files to a message.`, "error");
+    for (const file of files.slice(0, Math.max(0, room))) {
+      const item = new PendingAttachment(file, { maxFileMb: Number(this.maxFileMb()) || LIMITS.maxFileMb });
+      this.attachments.push(item);
+      item.done.then(() => this.renderAttachments());
+    }
+    if (files.length <= room) this.clearNotice();
+    this.renderAttachments();
+  }
+
+  removeAttachment(item) {
+    item.dispose();
+    this.attachments = this.attachments.filter((a) => a !== item);
+    this.clearNotice();
+    this.renderAttachments();
+    this.focus();
+  }
+
+  clearAttachments() {
+    for (const item of this.attachments) item.dispose();
+    this.attachments = [];
+    this.renderAttachments();
+  }
+
+  renderAttachments() {
+    this.chipList.replaceChildren(
+      ...this.attachments.map((item) => {
+        const visual = item.thumbUrl
+          ? h("img", { class: "att-thumb", src: item.thumbUrl, alt: "" })
+          : h("span", { class: `att-icon ${item.kind ?? "unknown"}`, "aria-hidden": "true", text: (item.format ?? item.kind ?? "?").slice(0, 4).toUpperCase() });
+        const state =
+          item.status === "working"
+            ? h("span", { class: "att-state", text: "Reading…" })
+            : item.status === "error"
+              ? h("span", { class: "att-error", role: "alert", text: item.error })
+              : h("span", { class: "att-size", text: formatSize(item.size) });
+        const remove = iconButton("close", `Remove ${item.name}`, { class: "small att-remove" });
+        remove.addEventListener("click", () => this.removeAttachment(item));
+        return h(
+          "li",
+          { class: `att-chip ${item.status}`, "data-status": item.status, "data-name": item.name, title: item.name },
+          visual,
+          h("span", { class: "att-meta" }, h("span", { class: "att-name", text: item.name }), state),
+          remove,
+        );
+      }),
+    );
+    this.chipList.hidden = this.attachments.length === 0;
+    this.updateVisionNotice();
+    this.update();
+  }
+
+  updateVisionNotice() {
+    const images = this.attachments.some((a) => a.isImage && a.status !== "error");
+    // pi's estimate: a token is about 4 characters.
+    const tokens = this.attachments.reduce((n, a) => n + (a.payload?.text?.length ?? 0), 0) / 4;
+    const contextWindow = this.model?.contextWindow ?? 0;
+    if (contextWindow && tokens > contextWindow / 2 && (!this.notice.dataset.kind || this.notice.dataset.kind === "context")) {
+      this.showNotice(`The attached text is about ${Math.round(tokens).toLocaleString("en")} tokens, over half of ${this.model.name}'s context window.`, "warn", null, "context");
+      return;
+    }
+    if (this.notice.dataset.kind === "context" && !(contextWindow && tokens > contextWindow / 2)) this.clearNotice();
+    if (images && this.model && !this.model.vision) {
+      if (this.notice.dataset.kind !== "vision" && this.notice.dataset.kind !== "confirm")
+        this.showNotice(`${this.model.name} can't see images; it will be told an image was omitted.`, "warn", null, "vision");
+    } else if (this.notice.dataset.kind === "vision" || this.notice.dataset.kind === "confirm") this.clearNotice();
+  }
+
+  showNotice(text, level = "info", action = null, kind = "") {
+    this.notice.replaceChildren(h("span", { class: "attach-notice-text", text }), ...(action ? [action] : []));
+    this.notice.className = `attach-notice ${level}`;
+    this.notice.dataset.kind = kind;
+    this.notice.hidden = false;
+  }
+
+  clearNotice() {
+    this.notice.hidden = true;
+    this.notice.className = "attach-notice";
+    this.notice.dataset.kind = "";
+    this.notice.replaceChildren();
+  }
+
+  async submitWithAttachments(confirmImages) {
+    if (this.busy || this.readOnly) return;
+    if (this.streaming) {
+      this.showNotice("Attachments go with a new message: wait until the reply has finished, or stop it.", "info");
+      return;
+    }
+    this.busy = true;
+    try {
+      if (this.attachments.some((a) => a.status === "working")) {
+        this.showNotice("Reading the attachments…", "info");
+        await Promise.all(this.attachments.map((a) => a.done));
+        this.clearNotice();
+      }
+      const failed = this.attachments.filter((a) => a.status === "error");
+      if (failed.length) {
+        this.showNotice("Remove the attachments that show an error before sending; the others stay.", "error");
+        return;
+      }
+      const items = [...this.attachments];
+      const text = this.input.value;
+      const result = await this.onSendAttachments(text.trim(), items.map((a) => a.toPayload()), confirmImages);
+      if (result?.status === "sent") {
+        if (this.input.value === text) this.input.value = "";
+        for (const item of items) item.dispose();
+        this.attachments = this.attachments.filter((a) => !items.includes(a));
+        this.clearNotice();
+        this.renderAttachments();
+        this.autosize();
+      } else if (result?.status === "confirm_images") {
+        const anyway = h("button", { type: "button", class: "btn small", id: "attach-send-anyway", text: "Send anyway" });
+        anyway.addEventListener("click", () => this.submit("steer", { confirmImages: true }));
+        this.showNotice(result.message, "warn", anyway, "confirm");
+      } else if (result?.status === "refused") {
+        const item = this.attachments.find((a) => a.name === result.name);
+        if (item) {
+          item.status = "error";
+          item.error = result.message;
+          this.renderAttachments();
+        }
+        this.showNotice(result.message, "error");
+      }
+    } finally {
+      this.busy = false;
+      this.update();
+    }
+  }
+
   restore(texts) {
     const joined = texts.join("\n\n");
     this.input.value = this.input.value ? `${joined}\n\n${this.input.value}` : joined;
@@ -89,9 +305,13 @@ export class Composer {
     this.update();
   }
 
-  setState({ streaming, readOnly, queue }) {
+  setState({ streaming, readOnly, queue, model }) {
     this.streaming = Boolean(streaming);
     this.readOnly = Boolean(readOnly);
+    if (model && model !== this.model) {
+      this.model = model;
+      this.updateVisionNotice();
+    }
     this.renderQueue(queue ?? []);
     this.update();
   }
@@ -99,8 +319,10 @@ export class Composer {
   update() {
     const streaming = this.streaming;
     this.stopButton.hidden = !streaming;
-    this.sendButton.hidden = streaming && !this.input.value.trim();
-    this.sendButton.disabled = !this.input.value.trim() || this.readOnly;
+    const content = Boolean(this.input.value.trim() || this.attachments?.length);
+    this.sendButton.hidden = streaming && !content;
+    this.sendButton.disabled = !content || this.readOnly;
+    if (this.attachButton) this.attachButton.disabled = this.readOnly;
     this.sendButton.setAttribute("aria-label", streaming ? "Queue as steering message" : "Send message");
     this.sendButton.title = streaming ? "Queue (Enter: steer · Alt+Enter: follow-up)" : "Send (Enter)";
     this.input.disabled = this.readOnly;
