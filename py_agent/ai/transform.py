@@ -9,7 +9,10 @@ wire format, so a conversation started on one provider continues on another:
 * errored and aborted assistant turns are dropped; tool calls left without a result before the
   next assistant or user message get a synthetic error result ``"No result provided"``;
 * tool results whose call is not in a kept assistant message are dropped (pi keeps these
-  orphans, which providers reject: docs/deviations.md D14).
+  orphans, which providers reject: docs/deviations.md D14);
+* for a model without image input, each run of adjacent images in a user message becomes one text
+  block ``(image omitted: model does not support images)`` (``(tool image omitted: ...)`` in tool
+  results), as pi-ai 0.79.10 does: the model is told, and the session keeps the images.
 
 Inputs may be models or pi-JSON mappings; the result is a new list of message models (inputs are
 never mutated).
@@ -22,6 +25,7 @@ from typing import Any
 
 from .types import (
     AssistantMessage,
+    ImageContent,
     Model,
     TextContent,
     ThinkingContent,
@@ -33,7 +37,16 @@ from .types import (
     to_message,
 )
 
-__all__ = ["NormalizeToolCallId", "is_same_model", "transform_messages"]
+__all__ = [
+    "NON_VISION_TOOL_IMAGE_PLACEHOLDER",
+    "NON_VISION_USER_IMAGE_PLACEHOLDER",
+    "NormalizeToolCallId",
+    "is_same_model",
+    "transform_messages",
+]
+
+NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+NON_VISION_TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 
 NormalizeToolCallId = Callable[[str, Model, AssistantMessage], str]
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
@@ -51,6 +64,36 @@ def _llm_messages(messages: Sequence[Any]) -> list[LlmMessage]:
             continue
         out.append(to_message(message))
     return out
+
+
+def _without_images(content: Sequence[Any], placeholder: str) -> list[Any]:
+    """``content`` with each run of adjacent images replaced by one ``placeholder`` text block (a run
+    that follows that same placeholder text adds none), as pi's ``replaceImagesWithPlaceholder``."""
+    result: list[Any] = []
+    previous_was_placeholder = False
+    for block in content:
+        if isinstance(block, ImageContent):
+            if not previous_was_placeholder:
+                result.append(TextContent(text=placeholder))
+            previous_was_placeholder = True
+            continue
+        result.append(block)
+        previous_was_placeholder = isinstance(block, TextContent) and block.text == placeholder
+    return result
+
+
+def _downgrade_images(message: LlmMessage, model: Model) -> LlmMessage:
+    if "image" in model.input:
+        return message
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        if any(isinstance(block, ImageContent) for block in message.content):
+            content = _without_images(message.content, NON_VISION_USER_IMAGE_PLACEHOLDER)
+            return message.model_copy(update={"content": content})
+    elif isinstance(message, ToolResultMessage) and any(isinstance(b, ImageContent) for b in message.content):
+        return message.model_copy(
+            update={"content": _without_images(message.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER)}
+        )
+    return message
 
 
 def _transform_assistant(
@@ -113,6 +156,7 @@ def transform_messages(
     id_map: dict[str, str] = {}
     transformed: list[LlmMessage] = []
     for message in _llm_messages(messages):
+        message = _downgrade_images(message, model)
         if isinstance(message, AssistantMessage):
             transformed.append(_transform_assistant(message, model, normalize_tool_call_id, id_map))
         elif isinstance(message, ToolResultMessage):
