@@ -1,8 +1,8 @@
 """The page's key flows, written once (engine_chat.py over engine_drivers.py) and run in Chromium, Firefox ESR and
 WebKitGTK: boot from a sub-path, the offline demo, the key dialog and a streamed reply from the
 mock provider, a reload that keeps the session, stop mid-reply, the `javascript` and `python`
-tools in their sandboxes (with an escape attempt each), export and import, and the service
-worker's offline reload.
+tools in their sandboxes (with an escape attempt each), an attachment read in the page's document
+worker and sent to the model, export and import, and the service worker's offline reload.
 
 One page per engine, booted once; the tests run in order through it, as a user would.
 """
@@ -179,6 +179,24 @@ const create = URL.createObjectURL;
 URL.createObjectURL = (blob) => { window.__flowExports.push(blob); return create.call(URL, blob); };
 const click = HTMLAnchorElement.prototype.click;
 HTMLAnchorElement.prototype.click = function () { if (!this.download) click.call(this); };"""
+
+
+def test_an_attached_file_reaches_the_model(chat: Chat, mock: MockProviderServer, tmp_path: Path) -> None:
+    d = chat.driver
+    table = tmp_path / "prices.csv"
+    table.write_text("item,price\napple,3\npear,4\n", encoding="utf-8")
+    chat.new_chat()
+    mock.reset()
+    mock.script([{"text": "Two items: apple and pear."}])
+    d.set_files("#attach-input", [str(table)])  # the Attach button's file picker
+    d.wait('#attachments .att-chip[data-status="ready"]', "prices.csv")
+    chat.send("What is in the file?")
+    d.wait("#transcript .msg.assistant", "Two items: apple and pear.", timeout=90)
+    chat.wait_idle()
+    assert d.count("#attachments .att-chip") == 0
+    sent = json.dumps(mock.requests[-1]["body"])
+    assert '<file name=\\"uploads/prices.csv\\">' in sent
+    assert "apple,3" in sent and "pear,4" in sent
 
 
 def test_export_then_import(chat: Chat, tmp_path: Path) -> None:
