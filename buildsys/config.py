@@ -62,8 +62,8 @@ FRONTEND_PACKAGES: dict[str, tuple[str, dict[str, str]]] = {
     "pdfjs-dist": (
         "6.5.438",
         {
-            "package/build/pdf.min.mjs": "pdf.min.mjs",
-            "package/build/pdf.worker.min.mjs": "pdf.worker.min.mjs",
+            "package/build/pdf.min.mjs": "pdf.min.js",
+            "package/build/pdf.worker.min.mjs": "pdf.worker.min.js",
             "package/LICENSE": "pdfjs.LICENSE.txt",
         },
     ),

@@ -16,8 +16,8 @@ async function pdfjs() {
   if (!libs.pdf) {
     libs.pdf = (async () => {
       // The fake-worker mode of pdf.js: its worker code runs in this (already off-main-thread) worker.
-      globalThis.pdfjsWorker = await import("../vendor/pdf.worker.min.mjs");
-      return import("../vendor/pdf.min.mjs");
+      globalThis.pdfjsWorker = await import("../vendor/pdf.worker.min.js");
+      return import("../vendor/pdf.min.js");
     })();
   }
   return libs.pdf;
