@@ -27,6 +27,7 @@ const app = {
   currentId: null,
   applyTheme,
   py, // the command channel (tests, console); no command returns a key
+  frameTimings: null,
 };
 window.pyAgentApp = app;
 
@@ -370,6 +371,7 @@ function scheduleStream() {
 
 async function pullStream() {
   const epoch = streamEpoch;
+  const started = performance.now();
   let result;
   try {
     result = await py("streaming_snapshot");
@@ -377,8 +379,11 @@ async function pullStream() {
     streamScheduled = false;
   }
   if (epoch !== streamEpoch || result.sessionId !== app.currentId || !result.snapshot) return;
+  const pulled = performance.now();
   ui.chat.showStreaming(result.snapshot);
   updateWelcome();
+  // bench/streaming.py sets app.frameTimings to an array to see what each frame costs.
+  app.frameTimings?.push({ started, pulled, rendered: performance.now(), chars: JSON.stringify(result.snapshot.message.content ?? "").length });
 }
 
 // ---- model ----

@@ -3,7 +3,7 @@
 // results, errors with Retry, branch switchers and inline editing of your own messages.
 
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce } from "./dom.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 
 const WINDOW = 80; // messages rendered at once; earlier ones on demand
@@ -380,25 +380,30 @@ export class ChatView {
     const el = entry.el;
     if (block.type === "text") {
       const text = block.text ?? "";
-      const sig = `${streaming ? 1 : 0}|${text}`;
-      if (entry.sig === sig) return;
-      entry.sig = sig;
-      el.replaceChildren(renderMarkdown(text, { highlight: !streaming }));
+      if (entry.text === text && entry.streaming === streaming) return;
+      entry.text = text;
+      entry.streaming = streaming;
+      // Only the blocks the text has not finished yet are rendered again (markdown.js).
+      renderMarkdownInto(el, text, { streaming });
       el.hidden = !text.trim();
     } else if (block.type === "thinking") {
       const text = block.thinking ?? "";
       entry.text = text;
+      entry.live = streaming;
       el.hidden = !text.trim() && !block.redacted;
       el.classList.toggle("live", streaming);
       el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
-      const sig = `${text}|${el.open}`;
-      if (entry.sig === sig) return;
+      const sig = `${streaming}|${el.open}`;
+      if (entry.sig === sig && entry.shown === text) return;
       entry.sig = sig;
-      if (el.open || !streaming) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(text, { highlight: false }));
+      if (el.open || !streaming) {
+        renderMarkdownInto(el.querySelector(".thinking-body"), text, { highlight: false, streaming });
+        entry.shown = text;
+      }
       if (!el._toggle) {
         el._toggle = true;
         el.addEventListener("toggle", () => {
-          if (el.open) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(entry.text ?? "", { highlight: false }));
+          if (el.open) renderMarkdownInto(el.querySelector(".thinking-body"), entry.text ?? "", { highlight: false, streaming: entry.live });
           entry.sig = null;
         });
       }
