@@ -28,6 +28,7 @@ const app = {
   applyTheme,
   py, // the command channel (tests, console); no command returns a key
   frameTimings: null,
+  db: null, // web/idb.js's Storage: the page reads from it itself only to draw before Python can
 };
 window.pyAgentApp = app;
 
@@ -50,6 +51,7 @@ async function main() {
     else fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
     return;
   }
+  app.db = db;
   const params = new URLSearchParams(location.search);
   const options = {};
   if (params.has("demo-tps")) options.demoTokensPerSecond = Number(params.get("demo-tps"));
@@ -256,6 +258,7 @@ async function route() {
   if (match) {
     const id = decodeURIComponent(match[1]);
     if (id === app.currentId) return;
+    await previewSession(id);
     // The lock first: a tab without it opens the session read-only and recovers nothing (the
     // tab holding it may still be streaming the reply a recovery would duplicate).
     const got = await lockSession(id, { onLost: () => lostLock(id) });
@@ -274,6 +277,26 @@ async function route() {
     releaseSession();
   }
   closeSidebar();
+}
+
+// A long session takes Python a while to load (every entry is read and checked): the page draws
+// the session's last messages from IndexedDB itself first (web/idb.js, recentMessages), and lets
+// the browser paint them before Python starts, whose transcript then replaces them.
+const PREVIEW_MESSAGES = 80;
+
+async function previewSession(id) {
+  if (!app.db || (ui.chat.previewing && ui.chat.sessionId === id)) return;
+  let preview = null;
+  try {
+    preview = await app.db.recentMessages(id, PREVIEW_MESSAGES);
+  } catch {
+    return; // Python reads it too, and says what is wrong
+  }
+  const still = /^#\/s\/(.+)$/.exec(location.hash);
+  if (!preview || app.currentId === id || !still || decodeURIComponent(still[1]) !== id) return;
+  ui.chat.showPreview(id, preview.items); // the title and the rest come with Python's session state
+  // After the next paint (a rAF callback runs just before it).
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
 function lostLock(id) {

@@ -153,6 +153,66 @@ export class Storage {
     };
   }
 
+  /**
+   * The last `count` messages of a session's current branch, read by the page itself (no Python):
+   * the entries newest first, following the parents from the record's leaf; at most `scanLimit`
+   * entries are read. Only what the page needs to draw the transcript before Python has loaded
+   * the session: `{meta, items: [{entryId, message}], complete}` (`complete`: the branch's first
+   * message is among them), or null (no such session, or a format this page does not read).
+   */
+  recentMessages(sessionId, count, scanLimit = count * 4 + 400) {
+    return new Promise((resolve, reject) => {
+      const tx = this.db.transaction(["sessions", "entries"], "readonly");
+      let meta = null;
+      let header = null;
+      const found = [];
+      let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
+      let scanned = 0;
+      let finished = false;
+      const getRecord = tx.objectStore("sessions").get(sessionId);
+      getRecord.onsuccess = () => {
+        const record = getRecord.result;
+        try {
+          header = record && typeof record.header === "string" ? JSON.parse(record.header) : null;
+        } catch {
+          header = null;
+        }
+        meta = record && typeof record.meta === "object" ? record.meta : null;
+        if (!meta || header?.version !== 3) {
+          finished = true;
+          return;
+        }
+        if (typeof meta.leafId === "string") next = meta.leafId;
+      };
+      const cursor = tx.objectStore("entries").openCursor(sessionRange(sessionId), "prev");
+      cursor.onsuccess = () => {
+        const c = cursor.result;
+        if (finished || !c) return;
+        scanned += 1;
+        let entry = null;
+        try {
+          entry = typeof c.value?.line === "string" ? JSON.parse(c.value.line) : null;
+        } catch {
+          entry = null;
+        }
+        if (entry && typeof entry.id === "string" && (next === undefined || entry.id === next)) {
+          if (entry.type === "message" && entry.message && typeof entry.message === "object") {
+            found.push({ entryId: entry.id, message: entry.message });
+          }
+          next = entry.parentId ?? null;
+        }
+        if (next === null || found.length >= count || scanned >= scanLimit) finished = true;
+        else c.continue();
+      };
+      tx.oncomplete = () => {
+        if (!meta || header?.version !== 3) resolve(null);
+        else resolve({ meta, items: found.reverse(), complete: next === null });
+      };
+      tx.onabort = () => reject(storageError(tx.error, "Transaction aborted"));
+      tx.onerror = () => reject(storageError(tx.error, "Reading the session failed"));
+    });
+  }
+
   async listSessions() {
     const tx = this.db.transaction("sessions", "readonly");
     const records = await request(tx.objectStore("sessions").index("updated").getAll());

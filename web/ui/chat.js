@@ -6,7 +6,14 @@ import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText,
 import { renderMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 
-const WINDOW = 80; // messages rendered at once; earlier ones on demand
+// The transcript is a window over the session's messages: the last WINDOW when it opens, PAGE
+// more rendered when the user scrolls near either end of what is rendered (or presses "Show
+// earlier/later messages"), and never more than MAX_RENDERED in the page: what moves far out of
+// view is taken out again. A 10,000-message session costs what an 80-message one costs.
+const WINDOW = 80;
+const PAGE = 40;
+const MAX_RENDERED = 200;
+const NEAR_PX = 800; // how close to a window's edge the scroll must get for the next page
 const STICK_PX = 80;
 
 function textOf(message) {
@@ -51,9 +58,15 @@ export class ChatView {
     this.nodes = new Map(); // entryId -> article
     this.toolResults = new Map(); // toolCallId -> toolResult message
     this.toolStatus = new Map(); // toolCallId -> {status, partial}
-    this.renderedFrom = 0;
+    this.renderedFrom = 0; // the window: items[renderedFrom, renderedTo) are rendered
+    this.renderedTo = 0;
+    this.rendered = new Map(); // item index -> its node (items without one are not in it)
+    this.earlier = null; // the buttons at the window's edges, when it has more beyond them
+    this.later = null;
+    this.edges = new IntersectionObserver((entries) => this.onEdge(entries), { root: scroller, rootMargin: `${NEAR_PX}px 0px` });
     this.streamNode = null;
     this.streaming = false;
+    this.previewing = false; // showing what the page read from storage before Python had it
     this.stick = true;
     this.sessionId = null;
     this.jump = onJump;
@@ -86,48 +99,160 @@ export class ChatView {
   // ---- transcript ----
 
   setTranscript(sessionId, items) {
+    this.previewing = false;
+    this.root.removeAttribute("aria-busy");
     this.sessionId = sessionId;
     this.items = items;
     this.toolResults.clear();
     for (const item of items) this.indexResult(item);
-    this.nodes.clear();
     this.streamNode = null;
-    this.renderedFrom = Math.max(0, items.length - WINDOW);
-    this.root.replaceChildren();
-    if (this.renderedFrom > 0) this.root.append(this.earlierButton());
-    for (let i = this.renderedFrom; i < items.length; i += 1) {
-      const node = this.renderItem(items[i], i);
-      if (node) this.root.append(node);
-    }
-    this.refreshActions();
+    this.renderEnd();
     this.scrollToBottom();
+  }
+
+  /**
+   * A session's last messages as the page read them from storage itself, shown until Python has
+   * loaded the session and sends its transcript (which replaces them): nothing in it can be
+   * edited or retried meanwhile.
+   */
+  showPreview(sessionId, items) {
+    if (this.sessionId === sessionId && !this.previewing) return; // the real transcript came first
+    this.setTranscript(sessionId, items);
+    this.previewing = true;
+    this.root.setAttribute("aria-busy", "true");
+    this.refreshActions();
+  }
+
+  /** Render the window at the end of the transcript (its last WINDOW items), nothing else. */
+  renderEnd() {
+    this.nodes.clear();
+    this.rendered.clear();
+    this.renderedFrom = Math.max(0, this.items.length - WINDOW);
+    this.renderedTo = this.items.length;
+    const fragment = document.createDocumentFragment();
+    for (let i = this.renderedFrom; i < this.renderedTo; i += 1) {
+      const node = this.renderAt(i);
+      if (node) fragment.append(node);
+    }
+    this.root.replaceChildren(fragment);
+    if (this.streamNode) this.root.append(this.streamNode);
+    this.updateEdges();
+    this.refreshActions();
   }
 
   get empty() {
     return this.items.length === 0 && !this.streamNode;
   }
 
-  earlierButton() {
-    const count = this.renderedFrom;
-    const button = h("button", { type: "button", class: "btn ghost earlier", text: `Show ${Math.min(count, WINDOW)} earlier messages (${count} hidden)` });
-    button.addEventListener("click", () => this.showEarlier(button));
-    return button;
+  get atEnd() {
+    return this.renderedTo >= this.items.length;
   }
 
-  showEarlier(button) {
-    const start = Math.max(0, this.renderedFrom - WINDOW);
+  renderAt(index) {
+    const node = this.renderItem(this.items[index], index);
+    if (node) this.rendered.set(index, node);
+    return node;
+  }
+
+  unrender(index) {
+    const node = this.rendered.get(index);
+    if (!node) return;
+    this.rendered.delete(index);
+    node.remove();
+    const entryId = this.items[index]?.entryId;
+    if (entryId && this.nodes.get(entryId) === node) this.nodes.delete(entryId);
+  }
+
+  /** The edge buttons, for what the window leaves out before and after it. */
+  updateEdges() {
+    const before = this.renderedFrom;
+    const after = this.items.length - this.renderedTo;
+    this.earlier = this.edgeButton(this.earlier, before, "earlier", () => this.showEarlier());
+    this.later = this.edgeButton(this.later, after, "later", () => this.showLater());
+    if (this.earlier && this.root.firstChild !== this.earlier) this.root.prepend(this.earlier);
+    if (this.later) {
+      const last = this.streamNode?.isConnected ? this.streamNode : null;
+      if (this.later.nextSibling !== last || this.later.parentNode !== this.root) this.root.insertBefore(this.later, last);
+    }
+  }
+
+  edgeButton(button, hidden, kind, show) {
+    if (button) {
+      this.edges.unobserve(button);
+      button.remove();
+    }
+    if (hidden <= 0) return null;
+    const text = `Show ${Math.min(hidden, PAGE)} ${kind} messages (${hidden} hidden)`;
+    const next = h("button", { type: "button", class: `btn ghost ${kind}`, text });
+    next.addEventListener("click", show);
+    // Observed again from scratch: the observer reports at once whether it is near the viewport,
+    // so a short page of messages is followed by the next one until the edge is out of reach.
+    queueMicrotask(() => {
+      if (next.isConnected) this.edges.observe(next);
+    });
+    return next;
+  }
+
+  onEdge(entries) {
+    for (const entry of entries) {
+      if (!entry.isIntersecting || !entry.target.isConnected) continue;
+      if (entry.target === this.earlier) this.showEarlier();
+      else if (entry.target === this.later) this.showLater();
+    }
+  }
+
+  /** Keep what is on screen where it is while the DOM above it changes. */
+  keepInPlace(change) {
+    const anchor = this.visibleNode();
+    const top = anchor?.getBoundingClientRect().top;
+    change();
+    if (anchor?.isConnected) this.scroller.scrollTop += anchor.getBoundingClientRect().top - top;
+  }
+
+  visibleNode() {
+    const top = this.scroller.getBoundingClientRect().top;
+    for (const node of this.root.children) {
+      if (node === this.earlier || node === this.later) continue;
+      if (node.getBoundingClientRect().bottom > top) return node;
+    }
+    return null;
+  }
+
+  showEarlier() {
+    if (this.renderedFrom <= 0) return;
+    const start = Math.max(0, this.renderedFrom - PAGE);
     const fragment = document.createDocumentFragment();
     for (let i = start; i < this.renderedFrom; i += 1) {
-      const node = this.renderItem(this.items[i], i);
+      const node = this.renderAt(i);
       if (node) fragment.append(node);
     }
-    const before = this.scroller.scrollHeight;
-    const anchor = button.nextSibling;
-    button.remove();
-    this.renderedFrom = start;
-    this.root.insertBefore(fragment, anchor);
-    if (start > 0) this.root.insertBefore(this.earlierButton(), this.root.firstChild);
-    this.scroller.scrollTop += this.scroller.scrollHeight - before;
+    this.keepInPlace(() => {
+      this.root.insertBefore(fragment, this.earlier?.nextSibling ?? this.root.firstChild);
+      this.renderedFrom = start;
+      // Far below the viewport now: out of the page (it comes back when scrolled to).
+      while (this.renderedTo - this.renderedFrom > MAX_RENDERED) this.unrender(--this.renderedTo);
+      if (!this.atEnd) this.streamNode?.remove();
+      this.updateEdges();
+    });
+    this.refreshActions();
+  }
+
+  showLater() {
+    if (this.atEnd) return;
+    const end = Math.min(this.items.length, this.renderedTo + PAGE);
+    const fragment = document.createDocumentFragment();
+    for (let i = this.renderedTo; i < end; i += 1) {
+      const node = this.renderAt(i);
+      if (node) fragment.append(node);
+    }
+    this.keepInPlace(() => {
+      this.root.insertBefore(fragment, this.later ?? (this.streamNode?.isConnected ? this.streamNode : null));
+      this.renderedTo = end;
+      if (this.atEnd && this.streamNode && !this.streamNode.isConnected) this.root.append(this.streamNode);
+      while (this.renderedTo - this.renderedFrom > MAX_RENDERED) this.unrender(this.renderedFrom++);
+      this.updateEdges();
+    });
+    this.refreshActions();
   }
 
   indexResult(item) {
@@ -136,24 +261,39 @@ export class ChatView {
   }
 
   append(item) {
+    const wasAtEnd = this.atEnd;
     this.items.push(item);
     const index = this.items.length - 1;
     const role = item.message?.role;
     if (role === "toolResult") {
       this.indexResult(item);
       this.updateToolCard(item.message.toolCallId);
+      if (wasAtEnd) this.renderedTo = this.items.length;
+      else this.updateEdges();
       return;
     }
+    if (!wasAtEnd) {
+      // The window is far above the end: your own message brings it back to the end; others
+      // wait beyond it (the "later" edge counts them) until scrolled to.
+      if (this.streamNode && !this.streamNode.isConnected && role === "assistant") this.streamNode = null;
+      if (role === "user") {
+        this.renderEnd();
+        this.scrollToBottom();
+      } else this.updateEdges();
+      return;
+    }
+    this.renderedTo = this.items.length;
     if (role === "assistant" && this.streamNode) {
       const node = this.streamNode;
       this.streamNode = null;
       this.fillAssistant(node, item, index, false);
       this.nodes.set(item.entryId, node);
+      this.rendered.set(index, node);
       node.dataset.entryId = item.entryId;
       node.classList.remove("streaming");
       node.removeAttribute("aria-busy");
     } else {
-      const node = this.renderItem(item, index);
+      const node = this.renderAt(index);
       if (node) {
         if (this.streamNode) this.root.insertBefore(node, this.streamNode);
         else this.root.append(node);
@@ -209,7 +349,7 @@ export class ChatView {
   }
 
   startEdit(article, item) {
-    if (this.streaming) return;
+    if (this.streaming || this.previewing) return;
     const original = textOf(item.message);
     const area = h("textarea", { class: "edit-area", "aria-label": "Edit your message", rows: "3" });
     area.value = original;
@@ -489,7 +629,8 @@ export class ChatView {
     for (const t of snapshot.tools ?? []) this.toolStatus.set(t.toolCallId, t);
     if (!this.streamNode) {
       this.streamNode = h("article", { class: "msg assistant streaming", "aria-label": "Assistant's reply (in progress)", "aria-busy": "true" });
-      this.root.append(this.streamNode);
+      // Beyond a window scrolled far above the end, it joins the page when the window reaches it.
+      if (this.atEnd) this.root.append(this.streamNode);
       announce("The assistant is replying.");
     }
     this.fillAssistant(this.streamNode, { message: snapshot.message }, this.items.length, true);
@@ -514,9 +655,10 @@ export class ChatView {
   }
 
   refreshActions() {
+    const busy = this.streaming || this.previewing;
     for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry")) {
       if (button.classList.contains("retry") || button.closest(".branch") || button.classList.contains("edit-msg")) {
-        if (this.streaming) button.setAttribute("disabled", "");
+        if (busy) button.setAttribute("disabled", "");
         else if (!button.closest(".branch")) button.removeAttribute("disabled");
       }
     }
