@@ -29,6 +29,7 @@ const app = {
   py, // the command channel (tests, console); no command returns a key
   frameTimings: null,
   db: null, // web/idb.js's Storage: the page reads from it itself only to draw before Python can
+  pythonReady: false,
 };
 window.pyAgentApp = app;
 
@@ -41,6 +42,12 @@ async function main() {
     onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
   });
   opening.catch(() => {}); // handled below, once Python is ready
+  const early = drawEarly(opening);
+  ready.catch(() => {
+    // Boot failed: its error is on the boot screen.
+    $("#boot-screen").hidden = false;
+    $("#app").hidden = true;
+  });
   const boot = await ready;
   app.versions = boot.versions;
   let db;
@@ -61,13 +68,86 @@ async function main() {
   connect(dispatch);
   app.init = await py("init");
   applyTheme(app.init.settings.theme ?? "system");
-  buildUi();
+  await early;
+  if (!ui.chat) buildUi();
+  wirePython();
   for (const notice of app.init.notices) toast(notice, "warn");
   await route();
-  $("#boot-screen").hidden = true;
-  $("#app").hidden = false;
+  reveal();
+  app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
   ui.composer.focus();
+  await sendEarlyMessages();
+}
+
+function reveal() {
+  $("#boot-screen").hidden = true;
+  $("#app").hidden = false;
+}
+
+// ---- before Python: the page draws from IndexedDB itself ----
+//
+// Python takes a while to start (seconds on a first visit). Meanwhile the page shows what it can
+// read itself: the sessions list (the records' metadata, web/idb.js) and the open session's last
+// messages (recentMessages), and the message box takes typing; a message sent meanwhile is shown
+// as queued and sent once Python is ready. The other controls wait for Python (web/ui/bridge.js).
+
+const earlyQueue = []; // texts sent before Python was ready, in order
+
+async function drawEarly(opening) {
+  let db;
+  try {
+    db = await opening;
+  } catch {
+    return; // main() reports it once Python is ready
+  }
+  if (document.documentElement.dataset.state === "error") return;
+  app.db = db;
+  buildUi();
+  try {
+    const metas = JSON.parse(await db.listSessions()).filter((m) => m && typeof m.id === "string" && !m.corrupt);
+    ui.sessions.sessions = metas; // the records' metadata: what Python's list_sessions returns
+    ui.sessions.render();
+  } catch {
+    // Python lists them once it is ready, and says what is wrong.
+  }
+  if (app.pythonReady) return;
+  reveal();
+  ui.composer.focus();
+  await previewFromHash(); // returns once painted
+  if (app.pythonReady) return;
+  document.documentElement.dataset.early = "drawn";
+  performance.mark("py-agent:early-drawn");
+}
+
+async function previewFromHash() {
+  const match = /^#\/s\/(.+)$/.exec(location.hash);
+  if (match) await previewSession(decodeURIComponent(match[1]));
+}
+
+function queueEarly(text) {
+  earlyQueue.push(text);
+  renderEarlyQueue();
+  announce("Queued: it is sent as soon as the app is ready.");
+  return true;
+}
+
+function renderEarlyQueue() {
+  ui.composer.renderQueue(earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })));
+}
+
+async function sendEarlyMessages() {
+  while (earlyQueue.length) {
+    const text = earlyQueue[0];
+    const accepted = await submit(text, "follow_up", app.state?.streaming);
+    earlyQueue.shift();
+    renderEarlyQueue();
+    if (!accepted) {
+      ui.composer.restore([text, ...earlyQueue.splice(0)]);
+      renderEarlyQueue();
+    }
+  }
+  ui.composer.setState(app.state ?? {});
 }
 
 // Keys kept "for this tab only": sessionStorage, under one prefix (gone when the tab closes).
@@ -83,6 +163,9 @@ function tabKeyStore() {
 }
 
 function fail(message) {
+  // The app may have been drawn early (drawEarly): the error is on the boot screen.
+  $("#boot-screen").hidden = false;
+  $("#app").hidden = true;
   const box = $("#boot-error");
   if (box) {
     $("#boot-error-summary").textContent = message;
@@ -121,6 +204,12 @@ function buildUi() {
     onSubmit: submit,
     onAbort: () => py("abort"),
     onUnqueue: async (id) => {
+      if (id.startsWith("early-")) {
+        const [text] = earlyQueue.splice(Number(id.slice(6)), 1);
+        renderEarlyQueue();
+        if (text !== undefined) ui.composer.restore([text]);
+        return;
+      }
       const r = await py("unqueue", { id });
       if (r.text) ui.composer.restore([r.text]);
     },
@@ -133,7 +222,6 @@ function buildUi() {
     onExport: (s) => exportSession(s.id),
     onDelete: (s) => deleteSession(s.id, s.title),
   });
-  ui.sessions.refresh();
 
   $("#model-button").addEventListener("click", chooseModel);
   $("#thinking-select").addEventListener("change", (event) => run(() => py("set_thinking", { level: event.target.value })));
@@ -147,10 +235,9 @@ function buildUi() {
   $("#import-file").addEventListener("change", importFile);
   $("#side-panel-close").addEventListener("click", () => closePanel());
   buildSessionMenu();
-  buildWelcome();
 
   document.addEventListener("keydown", globalKeys);
-  window.addEventListener("hashchange", () => run(route));
+  window.addEventListener("hashchange", () => (app.pythonReady ? run(route) : previewFromHash()));
 
   on("session_state", onSessionState);
   on("transcript", (p) => {
@@ -186,6 +273,12 @@ function buildUi() {
     const ok = await confirmDialog(p.message, { title: p.title, confirmLabel: "Allow" });
     py("answer", { id: p.id, ok });
   });
+}
+
+// What needs Python: the sessions list from it, the welcome screen (its providers).
+function wirePython() {
+  ui.sessions.refresh();
+  buildWelcome();
 }
 
 async function run(fn) {
@@ -359,6 +452,7 @@ async function sendLike(command, args) {
 }
 
 async function submit(text, mode, streaming) {
+  if (!app.pythonReady) return queueEarly(text);
   try {
     if (streaming) {
       const r = await py("queue", { text, mode });
