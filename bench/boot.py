@@ -364,8 +364,9 @@ rather than after manifest.json. Compiling pydantic-core's library while Python 
 ~20 ms (Chromium compiles WebAssembly lazily). Bytecode for every module of the standard library
 would make the zip 7.0 MB (not measured: the modules imported later are few). Next steps:
 py_agent's modules without `from __future__ import annotations` (Python 3.14 evaluates
-deferred annotations without compiling strings); a first screen drawn from IndexedDB by
-JavaScript while Python starts.
+deferred annotations without compiling strings). The first screen no longer waits for any of
+this: the page draws the sessions list and the open session's last messages from IndexedDB
+itself and takes typing while Python starts (the first row; web/app.js, `drawEarly`).
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing

@@ -2,7 +2,7 @@
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
-import { ready } from "./boot.js";
+import { ready, firstScreenDrawn } from "./boot.js";
 import { openDatabase } from "./idb.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
 import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
@@ -95,15 +95,26 @@ function reveal() {
 const earlyQueue = []; // texts sent before Python was ready, in order
 
 async function drawEarly(opening) {
+  try {
+    await drawFirstScreen(opening);
+  } finally {
+    firstScreenDrawn(); // Python's start waits for it (web/boot.js)
+  }
+}
+
+async function drawFirstScreen(opening) {
+  if (document.documentElement.dataset.state === "error") return;
+  // The page and the message box at once; then what IndexedDB has.
+  buildUi();
+  reveal();
+  ui.composer.focus();
   let db;
   try {
     db = await opening;
   } catch {
     return; // main() reports it once Python is ready
   }
-  if (document.documentElement.dataset.state === "error") return;
   app.db = db;
-  buildUi();
   try {
     const metas = JSON.parse(await db.listSessions()).filter((m) => m && typeof m.id === "string" && !m.corrupt);
     ui.sessions.sessions = metas; // the records' metadata: what Python's list_sessions returns
@@ -112,17 +123,16 @@ async function drawEarly(opening) {
     // Python lists them once it is ready, and says what is wrong.
   }
   if (app.pythonReady) return;
-  reveal();
-  ui.composer.focus();
-  await previewFromHash(); // returns once painted
+  await previewFromHash({ paint: false });
   if (app.pythonReady) return;
   document.documentElement.dataset.early = "drawn";
   performance.mark("py-agent:early-drawn");
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); // painted
 }
 
-async function previewFromHash() {
+async function previewFromHash({ paint = true } = {}) {
   const match = /^#\/s\/(.+)$/.exec(location.hash);
-  if (match) await previewSession(decodeURIComponent(match[1]));
+  if (match) await previewSession(decodeURIComponent(match[1]), { paint });
 }
 
 function queueEarly(text) {
@@ -377,7 +387,7 @@ async function route() {
 // the browser paint them before Python starts, whose transcript then replaces them.
 const PREVIEW_MESSAGES = 80;
 
-async function previewSession(id) {
+async function previewSession(id, { paint = true } = {}) {
   if (!app.db || (ui.chat.previewing && ui.chat.sessionId === id)) return;
   let preview = null;
   try {
@@ -389,7 +399,7 @@ async function previewSession(id) {
   if (!preview || app.currentId === id || !still || decodeURIComponent(still[1]) !== id) return;
   ui.chat.showPreview(id, preview.items); // the title and the rest come with Python's session state
   // After the next paint (a rAF callback runs just before it).
-  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  if (paint) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
 function lostLock(id) {

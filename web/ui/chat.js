@@ -11,10 +11,11 @@ import { toolRenderer } from "./extensions.js";
 // earlier/later messages"), and never more than MAX_RENDERED in the page: what moves far out of
 // view is taken out again. A 10,000-message session costs what an 80-message one costs.
 const WINDOW = 80;
-const PAGE = 40;
+const PAGE = 24; // small enough for a frame's budget, with Markdown to render
 const MAX_RENDERED = 200;
-const NEAR_PX = 800; // how close to a window's edge the scroll must get for the next page
+const NEAR_PX = 1200; // how close to a window's edge the scroll must get for the next page
 const STICK_PX = 80;
+const HAS_TEXT = /\S/;
 
 function textOf(message) {
   const content = message?.content;
@@ -430,7 +431,8 @@ export class ChatView {
     });
     for (let i = content.length; i < cache.length; i += 1) cache[i].el.remove();
     cache.length = content.length;
-    const visible = content.some((b) => (b.type === "text" && b.text?.trim()) || (b.type === "thinking" && b.thinking?.trim()) || b.type === "toolCall");
+    // /\S/ rather than trim(): a streaming reply's text is long, and this runs at every frame.
+    const visible = content.some((b) => (b.type === "text" && HAS_TEXT.test(b.text ?? "")) || (b.type === "thinking" && HAS_TEXT.test(b.thinking ?? "")) || b.type === "toolCall");
     article.classList.toggle("waiting", streaming && !visible);
 
     article.querySelector(":scope > .msg-foot")?.remove();
@@ -525,12 +527,12 @@ export class ChatView {
       entry.streaming = streaming;
       // Only the blocks the text has not finished yet are rendered again (markdown.js).
       renderMarkdownInto(el, text, { streaming });
-      el.hidden = !text.trim();
+      el.hidden = !HAS_TEXT.test(text);
     } else if (block.type === "thinking") {
       const text = block.thinking ?? "";
       entry.text = text;
       entry.live = streaming;
-      el.hidden = !text.trim() && !block.redacted;
+      el.hidden = !HAS_TEXT.test(text) && !block.redacted;
       el.classList.toggle("live", streaming);
       el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
       const sig = `${streaming}|${el.open}`;

@@ -176,7 +176,10 @@ function finishedPrefix(tokens, src) {
  * still grow (the unfinished tail's code is then not highlighted: it changes at every update).
  */
 export function renderMarkdownInto(el, text, { highlight = true, streaming = false } = {}) {
-  const source = String(text ?? "").replace(/\r\n|\r/g, "\n");
+  // Work that grows with the text is kept to a scan or two at native speed (indexOf, startsWith):
+  // this runs at every animation frame of a streaming reply.
+  let source = String(text ?? "");
+  if (source.indexOf("\r") !== -1) source = source.replace(/\r\n|\r/g, "\n");
   let state = el._markdown;
   if (!state || state.highlight !== highlight || !source.startsWith(state.done)) {
     el.replaceChildren();
