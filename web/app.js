@@ -2,7 +2,7 @@
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
-import { ready } from "./boot.js";
+import { ready, firstScreenDrawn } from "./boot.js";
 import { openDatabase } from "./idb.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
 import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
@@ -27,6 +27,9 @@ const app = {
   currentId: null,
   applyTheme,
   py, // the command channel (tests, console); no command returns a key
+  frameTimings: null,
+  db: null, // web/idb.js's Storage: the page reads from it itself only to draw before Python can
+  pythonReady: false,
 };
 window.pyAgentApp = app;
 
@@ -39,6 +42,12 @@ async function main() {
     onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
   });
   opening.catch(() => {}); // handled below, once Python is ready
+  const early = drawEarly(opening);
+  ready.catch(() => {
+    // Boot failed: its error is on the boot screen.
+    $("#boot-screen").hidden = false;
+    $("#app").hidden = true;
+  });
   const boot = await ready;
   app.versions = boot.versions;
   let db;
@@ -49,6 +58,7 @@ async function main() {
     else fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
     return;
   }
+  app.db = db;
   const params = new URLSearchParams(location.search);
   const options = {};
   if (params.has("demo-tps")) options.demoTokensPerSecond = Number(params.get("demo-tps"));
@@ -58,13 +68,96 @@ async function main() {
   connect(dispatch);
   app.init = await py("init", { origin: location.origin }); // advice names this page's origin
   applyTheme(app.init.settings.theme ?? "system");
-  buildUi();
+  await early;
+  if (!ui.chat) buildUi();
+  wirePython();
   for (const notice of app.init.notices) toast(notice, "warn");
   await route();
-  $("#boot-screen").hidden = true;
-  $("#app").hidden = false;
+  reveal();
+  app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
   ui.composer.focus();
+  await sendEarlyMessages();
+}
+
+function reveal() {
+  $("#boot-screen").hidden = true;
+  $("#app").hidden = false;
+}
+
+// ---- before Python: the page draws from IndexedDB itself ----
+//
+// Python takes a while to start (seconds on a first visit). Meanwhile the page shows what it can
+// read itself: the sessions list (the records' metadata, web/idb.js) and the open session's last
+// messages (recentMessages), and the message box takes typing; a message sent meanwhile is shown
+// as queued and sent once Python is ready. The other controls wait for Python (web/ui/bridge.js).
+
+const earlyQueue = []; // texts sent before Python was ready, in order
+
+async function drawEarly(opening) {
+  try {
+    await drawFirstScreen(opening);
+  } finally {
+    firstScreenDrawn(); // Python's start waits for it (web/boot.js)
+  }
+}
+
+async function drawFirstScreen(opening) {
+  if (document.documentElement.dataset.state === "error") return;
+  // The page and the message box at once; then what IndexedDB has.
+  buildUi();
+  reveal();
+  ui.composer.focus();
+  let db;
+  try {
+    db = await opening;
+  } catch {
+    return; // main() reports it once Python is ready
+  }
+  app.db = db;
+  try {
+    const metas = JSON.parse(await db.listSessions()).filter((m) => m && typeof m.id === "string" && !m.corrupt);
+    ui.sessions.sessions = metas; // the records' metadata: what Python's list_sessions returns
+    ui.sessions.render();
+  } catch {
+    // Python lists them once it is ready, and says what is wrong.
+  }
+  if (app.pythonReady) return;
+  await previewFromHash({ paint: false });
+  if (app.pythonReady) return;
+  document.documentElement.dataset.early = "drawn";
+  performance.mark("py-agent:early-drawn");
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); // painted
+}
+
+async function previewFromHash({ paint = true } = {}) {
+  const match = /^#\/s\/(.+)$/.exec(location.hash);
+  if (match) await previewSession(decodeURIComponent(match[1]), { paint });
+}
+
+function queueEarly(text) {
+  earlyQueue.push(text);
+  renderEarlyQueue();
+  announce("Queued: it is sent as soon as the app is ready.");
+  return true;
+}
+
+function renderEarlyQueue() {
+  ui.composer.renderQueue(earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })));
+}
+
+async function sendEarlyMessages() {
+  while (earlyQueue.length) {
+    const text = earlyQueue[0];
+    const accepted = await submit(text, "follow_up", app.state?.streaming);
+    earlyQueue.shift();
+    renderEarlyQueue();
+    if (!accepted) {
+      ui.composer.restore([text, ...earlyQueue.splice(0)]);
+      renderEarlyQueue();
+    }
+  }
+  ui.composer.setState(app.state ?? {});
 }
 
 // Keys kept "for this tab only": sessionStorage, under one prefix (gone when the tab closes).
@@ -80,6 +173,9 @@ function tabKeyStore() {
 }
 
 function fail(message) {
+  // The app may have been drawn early (drawEarly): the error is on the boot screen.
+  $("#boot-screen").hidden = false;
+  $("#app").hidden = true;
   const box = $("#boot-error");
   if (box) {
     $("#boot-error-summary").textContent = message;
@@ -118,6 +214,12 @@ function buildUi() {
     onSubmit: submit,
     onAbort: () => py("abort"),
     onUnqueue: async (id) => {
+      if (id.startsWith("early-")) {
+        const [text] = earlyQueue.splice(Number(id.slice(6)), 1);
+        renderEarlyQueue();
+        if (text !== undefined) ui.composer.restore([text]);
+        return;
+      }
       const r = await py("unqueue", { id });
       if (r.text) ui.composer.restore([r.text]);
     },
@@ -132,7 +234,6 @@ function buildUi() {
     onExport: (s) => exportSession(s.id),
     onDelete: (s) => deleteSession(s.id, s.title),
   });
-  ui.sessions.refresh();
 
   $("#model-button").addEventListener("click", chooseModel);
   $("#thinking-select").addEventListener("change", (event) => run(() => py("set_thinking", { level: event.target.value })));
@@ -147,10 +248,9 @@ function buildUi() {
   $("#import-file").addEventListener("change", importFile);
   $("#side-panel-close").addEventListener("click", () => closePanel());
   buildSessionMenu();
-  buildWelcome();
 
   document.addEventListener("keydown", globalKeys);
-  window.addEventListener("hashchange", () => run(route));
+  window.addEventListener("hashchange", () => (app.pythonReady ? run(route) : previewFromHash()));
 
   on("session_state", onSessionState);
   on("transcript", (p) => {
@@ -186,6 +286,12 @@ function buildUi() {
     const ok = await confirmDialog(p.message, { title: p.title, confirmLabel: "Allow" });
     py("answer", { id: p.id, ok });
   });
+}
+
+// What needs Python: the sessions list from it, the welcome screen (its providers).
+function wirePython() {
+  ui.sessions.refresh();
+  buildWelcome();
 }
 
 async function run(fn) {
@@ -258,6 +364,7 @@ async function route() {
   if (match) {
     const id = decodeURIComponent(match[1]);
     if (id === app.currentId) return;
+    await previewSession(id);
     // The lock first: a tab without it opens the session read-only and recovers nothing (the
     // tab holding it may still be streaming the reply a recovery would duplicate).
     const got = await lockSession(id, { onLost: () => lostLock(id) });
@@ -276,6 +383,26 @@ async function route() {
     releaseSession();
   }
   closeSidebar();
+}
+
+// A long session takes Python a while to load (every entry is read and checked): the page draws
+// the session's last messages from IndexedDB itself first (web/idb.js, recentMessages), and lets
+// the browser paint them before Python starts, whose transcript then replaces them.
+const PREVIEW_MESSAGES = 80;
+
+async function previewSession(id, { paint = true } = {}) {
+  if (!app.db || (ui.chat.previewing && ui.chat.sessionId === id)) return;
+  let preview = null;
+  try {
+    preview = await app.db.recentMessages(id, PREVIEW_MESSAGES);
+  } catch {
+    return; // Python reads it too, and says what is wrong
+  }
+  const still = /^#\/s\/(.+)$/.exec(location.hash);
+  if (!preview || app.currentId === id || !still || decodeURIComponent(still[1]) !== id) return;
+  ui.chat.showPreview(id, preview.items); // the title and the rest come with Python's session state
+  // After the next paint (a rAF callback runs just before it).
+  if (paint) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
 function lostLock(id) {
@@ -354,6 +481,7 @@ async function sendAttachments(text, attachments, confirmImages) {
 }
 
 async function submit(text, mode, streaming) {
+  if (!app.pythonReady) return queueEarly(text);
   try {
     if (streaming) {
       const r = await py("queue", { text, mode });
@@ -389,6 +517,7 @@ function scheduleStream() {
 
 async function pullStream() {
   const epoch = streamEpoch;
+  const started = performance.now();
   let result;
   try {
     result = await py("streaming_snapshot");
@@ -396,8 +525,11 @@ async function pullStream() {
     streamScheduled = false;
   }
   if (epoch !== streamEpoch || result.sessionId !== app.currentId || !result.snapshot) return;
+  const pulled = performance.now();
   ui.chat.showStreaming(result.snapshot);
   updateWelcome();
+  // bench/streaming.py sets app.frameTimings to an array to see what each frame costs.
+  app.frameTimings?.push({ started, pulled, rendered: performance.now(), chars: JSON.stringify(result.snapshot.message.content ?? "").length });
 }
 
 // ---- model ----

@@ -393,6 +393,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
+  await firstScreen();
   snapshot?.read?.then(() => mark("snapshot read"), () => {});
   if (snapshot?.stale) {
     console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
@@ -598,6 +599,28 @@ function showError(error) {
   $("boot-status").textContent = "Loading stopped: see the error below.";
   setState("error");
   console.error(error);
+}
+
+// Python's start holds the page's thread for a while (instantiating the runtime, starting the
+// interpreter, importing): the page's first screen, which web/app.js draws from IndexedDB
+// meanwhile, goes first. Python waits for it once its runtime is compiled (the download and
+// compilation go on meanwhile), at most FIRST_SCREEN_MS more.
+const FIRST_SCREEN_MS = 300;
+let firstScreenResolve;
+const firstScreenPromise = new Promise((resolve) => {
+  firstScreenResolve = resolve;
+});
+
+/** Called by web/app.js once its first screen is painted (or when it has none to draw). */
+export function firstScreenDrawn() {
+  firstScreenResolve();
+}
+
+async function firstScreen() {
+  let timer;
+  await Promise.race([firstScreenPromise, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SCREEN_MS)))]);
+  clearTimeout(timer);
+  mark("first screen");
 }
 
 async function boot() {

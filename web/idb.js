@@ -153,6 +153,70 @@ export class Storage {
     };
   }
 
+  /**
+   * The last `count` messages of a session's current branch, read by the page itself (no Python):
+   * the entries newest first, following the parents from the record's leaf; at most `scanLimit`
+   * entries are read. Only what the page needs to draw the transcript before Python has loaded
+   * the session: `{meta, items: [{entryId, message}], complete}` (`complete`: the branch's first
+   * message is among them), or null (no such session, or a format this page does not read).
+   */
+  recentMessages(sessionId, count, scanLimit = count * 4 + 400) {
+    // Read in chunks of entries from the end (one getAll each, by sequence number: the record
+    // says how many entries there are), newest first, until the branch has `count` messages.
+    const CHUNK = count * 2 + 40;
+    return new Promise((resolve, reject) => {
+      const tx = this.db.transaction(["sessions", "entries"], "readonly");
+      const entries = tx.objectStore("entries");
+      let meta = null;
+      const found = [];
+      let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
+      let scanned = 0;
+      const read = (lower, upper) => {
+        const get = entries.getAll(IDBKeyRange.bound([sessionId, lower], [sessionId, upper], false, true));
+        get.onsuccess = () => {
+          const records = get.result;
+          for (let i = records.length - 1; i >= 0; i -= 1) {
+            scanned += 1;
+            let entry = null;
+            try {
+              entry = typeof records[i]?.line === "string" ? JSON.parse(records[i].line) : null;
+            } catch {
+              entry = null;
+            }
+            if (!entry || typeof entry.id !== "string" || (next !== undefined && entry.id !== next)) continue;
+            if (entry.type === "message" && entry.message && typeof entry.message === "object") {
+              found.push({ entryId: entry.id, message: entry.message });
+            }
+            next = entry.parentId ?? null;
+            if (next === null || found.length >= count) return;
+          }
+          const lowest = records.length ? records[0].seq : lower;
+          if (lowest > 0 && scanned < scanLimit) read(Math.max(0, lowest - CHUNK), lowest);
+        };
+      };
+      const getRecord = tx.objectStore("sessions").get(sessionId);
+      getRecord.onsuccess = () => {
+        const record = getRecord.result;
+        let header = null;
+        try {
+          header = record && typeof record.header === "string" ? JSON.parse(record.header) : null;
+        } catch {
+          header = null;
+        }
+        if (!record || typeof record.meta !== "object" || !record.meta || header?.version !== 3) return;
+        meta = record.meta;
+        if (typeof meta.leafId === "string") next = meta.leafId;
+        // The last CHUNK entries at least (damaged records keep their places: the sequence
+        // numbers can only run ahead of the count).
+        const total = Number.isInteger(meta.entryCount) ? meta.entryCount : 0;
+        read(Math.max(0, total - CHUNK), Infinity);
+      };
+      tx.oncomplete = () => resolve(meta ? { meta, items: found.reverse(), complete: next === null } : null);
+      tx.onabort = () => reject(storageError(tx.error, "Transaction aborted"));
+      tx.onerror = () => reject(storageError(tx.error, "Reading the session failed"));
+    });
+  }
+
   async listSessions() {
     const tx = this.db.transaction("sessions", "readonly");
     const records = await request(tx.objectStore("sessions").index("updated").getAll());

@@ -15,7 +15,7 @@ import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
@@ -51,8 +51,6 @@ from .types import (
     ToolCall,
     Usage,
     UsageCost,
-    fast_build,
-    fast_construct,
     now_ms,
     role_of,
     shallow_copy,
@@ -354,7 +352,7 @@ def _deltas(
         if seen_abort:
             yield aborted_event()
             return
-        yield fast_construct(StartEvent, partial=shallow_copy(partial))
+        yield StartEvent(shallow_copy(partial))
         for index, block in enumerate(message.content):
             if seen_abort:
                 yield aborted_event()
@@ -370,12 +368,9 @@ def _deltas(
                 )
                 field = "thinking" if thinking else "text"
                 partial.content = [*partial.content, live]
-                yield cast(Any, fast_construct(start, content_index=index, partial=shallow_copy(partial)))
+                yield start(index, shallow_copy(partial))
                 # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
-                # a function call), the event built as fast_construct(delta, content_index=index,
-                # delta=chunk, partial=shallow_copy(partial)) would build it.
-                delta_event: Any = delta
-                delta_type = delta.model_fields["type"].default
+                # a function call).
                 for chunk in _split_by_token_size(text, min_size, max_size):
                     if tokens_per_second:
                         await pace(chunk)
@@ -389,16 +384,12 @@ def _deltas(
                     grown += chunk
                     values[field] = grown
                     del grown  # leave the block the text's only holder while suspended, as append_text does
-                    yield fast_build(
-                        delta_event,
-                        {"type": delta_type, "content_index": index, "delta": chunk, "partial": shallow_copy(partial)},
-                        {"content_index", "delta", "partial"},
-                    )
-                yield cast(Any, fast_construct(end, content_index=index, content=text, partial=shallow_copy(partial)))
+                    yield delta(index, chunk, shallow_copy(partial))
+                yield end(index, text, shallow_copy(partial))
                 continue
             call = ToolCall(id=block.id, name=block.name, arguments={})
             partial.content = [*partial.content, call]
-            yield fast_construct(ToolCallStartEvent, content_index=index, partial=shallow_copy(partial))
+            yield ToolCallStartEvent(index, shallow_copy(partial))
             for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
                 if tokens_per_second:
                     await pace(chunk)
@@ -406,15 +397,13 @@ def _deltas(
                 if seen_abort:
                     yield aborted_event()
                     return
-                yield fast_construct(
-                    ToolCallDeltaEvent, content_index=index, delta=chunk, partial=shallow_copy(partial)
-                )
+                yield ToolCallDeltaEvent(index, chunk, shallow_copy(partial))
             call.arguments = block.arguments
-            yield fast_construct(ToolCallEndEvent, content_index=index, tool_call=block, partial=shallow_copy(partial))
+            yield ToolCallEndEvent(index, block, shallow_copy(partial))
         if message.stop_reason == "error" or message.stop_reason == "aborted":
-            yield fast_construct(ErrorEvent, reason=message.stop_reason, error=message)
+            yield ErrorEvent(message.stop_reason, message)
         else:
-            yield fast_construct(DoneEvent, reason=message.stop_reason, message=message)
+            yield DoneEvent(message.stop_reason, message)
 
     return events()
 

@@ -43,7 +43,8 @@ class PiModel(BaseModel):
         extra="allow",
         arbitrary_types_allowed=True,
         # Build validators and serializers on first use: import time is part of page boot, and
-        # hot-path models (stream events) are made with fast_construct, never validated.
+        # hot-path models (partial messages, tool results) are made with shallow_copy and
+        # fast_construct, never validated.
         defer_build=True,
     )
 
@@ -63,60 +64,57 @@ _set_dict = _slots["__dict__"].__set__  # what object.__setattr__(model, "__dict
 _set_fields_set = _slots["__pydantic_fields_set__"].__set__
 _set_extra = _slots["__pydantic_extra__"].__set__
 _set_private = _slots["__pydantic_private__"].__set__
-_Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], bool]
+_REQUIRED: Any = object()
+# Per model class: its fields in order, each with its default (or _REQUIRED) and default factory;
+# and whether extra keys are allowed.
+_Plan = tuple[tuple[tuple[str, Any, Callable[[], Any] | None], ...], frozenset[str], bool]
 _plans: dict[type[BaseModel], _Plan] = {}
 M = TypeVar("M", bound=BaseModel)
 
 
 def _plan(cls: type[BaseModel]) -> _Plan:
-    defaults: dict[str, Any] = {}
-    factories: list[tuple[str, Callable[[], Any]]] = []
+    fields: list[tuple[str, Any, Callable[[], Any] | None]] = []
     for name, info in cls.model_fields.items():
         if info.default_factory is not None:
-            factories.append((name, cast(Callable[[], Any], info.default_factory)))
-        elif not info.is_required():
-            defaults[name] = info.default
-    plan = (defaults, tuple(factories), cls.model_config.get("extra") == "allow")
+            fields.append((name, _REQUIRED, cast(Callable[[], Any], info.default_factory)))
+        else:
+            fields.append((name, _REQUIRED if info.is_required() else info.default, None))
+    plan = (tuple(fields), frozenset(cls.model_fields), cls.model_config.get("extra") == "allow")
     _plans[cls] = plan
     return plan
 
 
 def fast_construct(cls: type[M], **values: Any) -> M:
-    """Build a model without validation: the hot path's ``model_construct``, several times faster.
+    """Build a model without validation: ``cls.model_construct(**values)``, several times faster.
 
-    Values are taken as given; missing fields get their defaults. Only for trusted values.
+    Values are taken as given; missing fields get their defaults. Only for trusted values. The
+    result is model_construct's, slot by slot (tests/core/test_fast_construct.py): the fields in
+    the class's order (the JSON's key order), unknown keys as extras.
     """
-    # Builds most stream and loop events (deltas use fast_build): keep the per-call work small.
+    # Builds the loop's tool results and contexts: keep the per-call work small.
     try:
-        defaults, factories, extra_allowed = _plans[cls]
+        fields, names, extra_allowed = _plans[cls]
     except KeyError:
-        defaults, factories, extra_allowed = _plan(cls)
-    model = _new(cls)
-    _set_fields_set(model, set(values))
-    if defaults:
-        values = {**defaults, **values}
-    if factories:
-        for name, factory in factories:
-            if name not in values:
-                values[name] = factory()
-    _set_dict(model, values)
-    _set_extra(model, {} if extra_allowed else None)
-    _set_private(model, None)
-    return model
-
-
-def fast_build(cls: type[M], data: dict[str, Any], fields_set: set[str]) -> M:
-    """``fast_construct`` for the per-delta path: ``data`` is the model's complete ``__dict__``.
-
-    The caller lists every field, defaults first in field order, then the given ones in the order
-    ``fast_construct`` would take them (so the result is the same), and ``fields_set`` names the
-    given ones. Saves the keyword arguments and the defaults merge. ``cls`` must allow extra keys
-    (every ``PiModel`` does).
-    """
+        fields, names, extra_allowed = _plan(cls)
+    data: dict[str, Any] = {}
+    for name, default, factory in fields:
+        if name in values:
+            data[name] = values[name]
+        elif factory is not None:
+            data[name] = factory()
+        elif default is not _REQUIRED:
+            data[name] = default
+    fields_set = set(values)
+    extra: dict[str, Any] | None = {} if extra_allowed else None
+    if not fields_set <= names:
+        unknown = {key: value for key, value in values.items() if key not in names}
+        fields_set -= unknown.keys()
+        if extra is not None:
+            extra.update(unknown)
     model = _new(cls)
     _set_dict(model, data)
     _set_fields_set(model, fields_set)
-    _set_extra(model, {})
+    _set_extra(model, extra)
     _set_private(model, None)
     return model
 

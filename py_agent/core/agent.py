@@ -25,7 +25,6 @@ from ..ai.types import (
     ThinkingBudgets,
     Usage,
     UserMessage,
-    fast_construct,
     now_ms,
     role_of,
 )
@@ -405,10 +404,10 @@ class Agent:
             error_message=error_text(error),
             timestamp=now_ms(),
         )
-        await self._process_event(fast_construct(MessageStartEvent, type="message_start", message=failure))
-        await self._process_event(fast_construct(MessageEndEvent, type="message_end", message=failure))
-        await self._process_event(fast_construct(TurnEndEvent, type="turn_end", message=failure, tool_results=[]))
-        await self._process_event(fast_construct(AgentEndEvent, type="agent_end", messages=[failure]))
+        await self._process_event(MessageStartEvent(message=failure))
+        await self._process_event(MessageEndEvent(message=failure))
+        await self._process_event(TurnEndEvent(message=failure, tool_results=[]))
+        await self._process_event(AgentEndEvent(messages=[failure]))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         self._state._is_streaming = False

@@ -32,7 +32,6 @@ from ..ai.types import (
     TextContent,
     ToolCall,
     ToolResultMessage,
-    fast_build,
     fast_construct,
     now_ms,
     role_of,
@@ -146,11 +145,11 @@ async def run_agent_loop(
     new_messages: list[AgentMessage] = list(prompts)
     current = AgentContext(system_prompt=ctx.system_prompt, messages=[*ctx.messages, *prompts], tools=ctx.tools)
     send = _async_emit(emit)
-    await send(fast_construct(AgentStartEvent, type="agent_start"))
-    await send(fast_construct(TurnStartEvent, type="turn_start"))
+    await send(AgentStartEvent())
+    await send(TurnStartEvent())
     for prompt in prompts:
-        await send(fast_construct(MessageStartEvent, type="message_start", message=prompt))
-        await send(fast_construct(MessageEndEvent, type="message_end", message=prompt))
+        await send(MessageStartEvent(message=prompt))
+        await send(MessageEndEvent(message=prompt))
     await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn, emit)
     return new_messages
 
@@ -172,8 +171,8 @@ async def run_agent_loop_continue(
     new_messages: list[AgentMessage] = []
     current = AgentContext(system_prompt=ctx.system_prompt, messages=ctx.messages, tools=ctx.tools)
     send = _async_emit(emit)
-    await send(fast_construct(AgentStartEvent, type="agent_start"))
-    await send(fast_construct(TurnStartEvent, type="turn_start"))
+    await send(AgentStartEvent())
+    await send(TurnStartEvent())
     await _run_loop(current, new_messages, _as_config(config), signal, send, stream_fn, emit)
     return new_messages
 
@@ -247,12 +246,12 @@ async def _run_loop(
             if first_turn:
                 first_turn = False
             else:
-                await emit(fast_construct(TurnStartEvent, type="turn_start"))
+                await emit(TurnStartEvent())
 
             if pending:
                 for message in pending:
-                    await emit(fast_construct(MessageStartEvent, type="message_start", message=message))
-                    await emit(fast_construct(MessageEndEvent, type="message_end", message=message))
+                    await emit(MessageStartEvent(message=message))
+                    await emit(MessageEndEvent(message=message))
                     context.messages.append(message)
                     new_messages.append(message)
                 pending = []
@@ -261,8 +260,8 @@ async def _run_loop(
             new_messages.append(message)
 
             if message.stop_reason in ("error", "aborted"):
-                await emit(fast_construct(TurnEndEvent, type="turn_end", message=message, tool_results=[]))
-                await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
+                await emit(TurnEndEvent(message=message, tool_results=[]))
+                await emit(AgentEndEvent(messages=new_messages))
                 return
 
             tool_calls = _tool_calls(message)
@@ -280,7 +279,7 @@ async def _run_loop(
                     context.messages.append(result)
                     new_messages.append(result)
 
-            await emit(fast_construct(TurnEndEvent, type="turn_end", message=message, tool_results=tool_results))
+            await emit(TurnEndEvent(message=message, tool_results=tool_results))
 
             if config.prepare_next_turn is not None:
                 update = _as_turn_update(
@@ -304,7 +303,7 @@ async def _run_loop(
             if config.should_stop_after_turn is not None and await maybe_await(
                 config.should_stop_after_turn(ShouldStopAfterTurnContext(message, tool_results, context, new_messages))
             ):
-                await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
+                await emit(AgentEndEvent(messages=new_messages))
                 return
 
             pending = await _poll(config.get_steering_messages)
@@ -316,7 +315,7 @@ async def _run_loop(
             continue
         break
 
-    await emit(fast_construct(AgentEndEvent, type="agent_end", messages=new_messages))
+    await emit(AgentEndEvent(messages=new_messages))
 
 
 async def _poll(source: Callable[[], Any] | None) -> list[AgentMessage]:
@@ -395,23 +394,17 @@ async def _stream_assistant_response(
             if partial is not None:
                 partial = event.partial
                 context.messages[-1] = partial
-                # fast_construct(MessageUpdateEvent, type=..., assistant_message_event=event,
-                # message=_shallow_copy(partial)), without its per-call overhead.
+                # MessageUpdateEvent(message=_shallow_copy(partial), assistant_message_event=event),
+                # without the type dispatch for the usual message.
                 copied = shallow_copy(partial) if type(partial) is AssistantMessage else _shallow_copy(partial)
-                pending = emit_update(
-                    fast_build(
-                        MessageUpdateEvent,
-                        {"type": "message_update", "assistant_message_event": event, "message": copied},
-                        {"type", "assistant_message_event", "message"},
-                    )
-                )
+                pending = emit_update(MessageUpdateEvent(copied, event))
                 if pending is not None and isawaitable(pending):  # as ``emit`` does (maybe_await)
                     await pending
         elif kind == "start":
             partial = event.partial
             context.messages.append(partial)
             added_partial = True
-            await emit(fast_construct(MessageStartEvent, type="message_start", message=_shallow_copy(partial)))
+            await emit(MessageStartEvent(message=_shallow_copy(partial)))
         elif kind == "done" or kind == "error":
             return cast(AssistantMessage, await _finish_response(context, emit, await response.result(), added_partial))
 
@@ -427,8 +420,8 @@ async def _finish_response(context: AgentContext, emit: Emit, final: Any, added_
         context.messages[-1] = final
     else:
         context.messages.append(final)
-        await emit(fast_construct(MessageStartEvent, type="message_start", message=_shallow_copy(final)))
-    await emit(fast_construct(MessageEndEvent, type="message_end", message=final))
+        await emit(MessageStartEvent(message=_shallow_copy(final)))
+    await emit(MessageEndEvent(message=final))
     return final
 
 
@@ -477,9 +470,7 @@ def _error_result(text: str) -> AgentToolResult:
 
 async def _emit_tool_start(tool_call: ToolCall, emit: Emit) -> None:
     await emit(
-        fast_construct(
-            ToolExecutionStartEvent,
-            type="tool_execution_start",
+        ToolExecutionStartEvent(
             tool_call_id=tool_call.id,
             tool_name=tool_call.name,
             args=tool_call.arguments,
@@ -489,9 +480,7 @@ async def _emit_tool_start(tool_call: ToolCall, emit: Emit) -> None:
 
 async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:
     await emit(
-        fast_construct(
-            ToolExecutionEndEvent,
-            type="tool_execution_end",
+        ToolExecutionEndEvent(
             tool_call_id=finalized.tool_call.id,
             tool_name=finalized.tool_call.name,
             result=finalized.result,
@@ -516,8 +505,8 @@ def _tool_result_message(finalized: _Finalized) -> ToolResultMessage:
 
 
 async def _emit_tool_result_message(message: ToolResultMessage, emit: Emit) -> None:
-    await emit(fast_construct(MessageStartEvent, type="message_start", message=message))
-    await emit(fast_construct(MessageEndEvent, type="message_end", message=message))
+    await emit(MessageStartEvent(message=message))
+    await emit(MessageEndEvent(message=message))
 
 
 def _should_terminate(finalized: Sequence[_Finalized]) -> bool:
@@ -746,9 +735,7 @@ def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit
         if not execution.accepting:
             return
         event = emit(
-            fast_construct(
-                ToolExecutionUpdateEvent,
-                type="tool_execution_update",
+            ToolExecutionUpdateEvent(
                 tool_call_id=tool_call.id,
                 tool_name=tool_call.name,
                 args=tool_call.arguments,

@@ -15,7 +15,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..ai.abort import AbortSignal
 from ..ai.event_stream import AssistantMessageEventStream
-from ..ai.events import AssistantMessageEvent
+from ..ai.events import AssistantMessageEvent, PlainEvent
 from ..ai.types import (
     AssistantMessage,
     Context,
@@ -276,84 +276,132 @@ class AgentLoopConfig:
 # Agent events
 
 
-class AgentStartEvent(PiModel):
+# Plain slotted classes, as the stream events (py_agent/ai/events.py says why): a streamed reply
+# builds a ``message_update`` per delta.
+
+
+class AgentStartEvent(PlainEvent):
     """The first event of a run."""
 
+    __slots__ = ()
     type: Literal["agent_start"] = "agent_start"
 
 
-class AgentEndEvent(PiModel):
+class AgentEndEvent(PlainEvent):
     """The last event of a run; the agent is idle only after its listeners finished."""
 
+    __slots__ = ("messages",)
     type: Literal["agent_end"] = "agent_end"
     messages: list[Any]
 
+    def __init__(self, messages: list[Any]) -> None:
+        self.messages = messages
 
-class TurnStartEvent(PiModel):
+
+class TurnStartEvent(PlainEvent):
     """A turn starts: one model call, then the tool calls it asked for."""
 
+    __slots__ = ()
     type: Literal["turn_start"] = "turn_start"
 
 
-class TurnEndEvent(PiModel):
+class TurnEndEvent(PlainEvent):
     """A turn ended: the assistant ``message`` and the ``tool_results`` of its tool calls."""
 
+    __slots__ = ("message", "tool_results")
     type: Literal["turn_end"] = "turn_end"
     message: Any
     tool_results: list[Any]
 
+    def __init__(self, message: Any, tool_results: list[Any]) -> None:
+        self.message = message
+        self.tool_results = tool_results
 
-class MessageStartEvent(PiModel):
+
+class MessageStartEvent(PlainEvent):
     """A message begins (for an assistant reply: before its first delta)."""
 
+    __slots__ = ("message",)
     type: Literal["message_start"] = "message_start"
     message: Any
 
+    def __init__(self, message: Any) -> None:
+        self.message = message
 
-class MessageUpdateEvent(PiModel):
+
+class MessageUpdateEvent(PlainEvent):
     """An assistant reply grew: ``message`` is the partial reply, ``assistant_message_event`` the stream
     event (e.g. ``text_delta`` with its ``delta``).
     """
 
+    __slots__ = ("assistant_message_event", "message")
     type: Literal["message_update"] = "message_update"
     message: Any
     assistant_message_event: Any
 
+    def __init__(self, message: Any, assistant_message_event: Any) -> None:
+        self.message = message
+        self.assistant_message_event = assistant_message_event
 
-class MessageEndEvent(PiModel):
+
+class MessageEndEvent(PlainEvent):
     """A message is complete (user, assistant or tool result); ``message`` is final."""
 
+    __slots__ = ("message",)
     type: Literal["message_end"] = "message_end"
     message: Any
 
+    def __init__(self, message: Any) -> None:
+        self.message = message
 
-class ToolExecutionStartEvent(PiModel):
+
+class ToolExecutionStartEvent(PlainEvent):
     """A tool call starts running with its validated ``args``."""
 
+    __slots__ = ("args", "tool_call_id", "tool_name")
     type: Literal["tool_execution_start"] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
     args: Any
 
+    def __init__(self, tool_call_id: str, tool_name: str, args: Any) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.args = args
 
-class ToolExecutionUpdateEvent(PiModel):
+
+class ToolExecutionUpdateEvent(PlainEvent):
     """A running tool reported progress (its ``on_update`` callback): ``partial_result``."""
 
+    __slots__ = ("args", "partial_result", "tool_call_id", "tool_name")
     type: Literal["tool_execution_update"] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
     args: Any
     partial_result: Any
 
+    def __init__(self, tool_call_id: str, tool_name: str, args: Any, partial_result: Any) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.args = args
+        self.partial_result = partial_result
 
-class ToolExecutionEndEvent(PiModel):
+
+class ToolExecutionEndEvent(PlainEvent):
     """A tool call finished: ``result`` and ``is_error``."""
 
+    __slots__ = ("is_error", "result", "tool_call_id", "tool_name")
     type: Literal["tool_execution_end"] = "tool_execution_end"
     tool_call_id: str
     tool_name: str
     result: Any
     is_error: bool
+
+    def __init__(self, tool_call_id: str, tool_name: str, result: Any, is_error: bool) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.result = result
+        self.is_error = is_error
 
 
 AgentEvent: TypeAlias = (

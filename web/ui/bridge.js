@@ -3,6 +3,11 @@
 // `on(kind, handler)`. Nothing else of the page talks to the interpreter.
 
 let dispatch = null;
+let connected = null;
+// Commands sent while Python starts (the page is drawn before it is ready) wait for it.
+const connecting = new Promise((resolve) => {
+  connected = resolve;
+});
 const handlers = new Map();
 
 export class CommandError extends Error {
@@ -15,10 +20,11 @@ export class CommandError extends Error {
 
 export function connect(dispatchFn) {
   dispatch = dispatchFn;
+  connected();
 }
 
 export async function py(command, args = {}) {
-  if (!dispatch) throw new CommandError("The app is still starting.");
+  if (!dispatch) await connecting;
   const text = await dispatch(command, JSON.stringify(args));
   const result = JSON.parse(text);
   if (result && typeof result === "object" && "error" in result) throw new CommandError(result.error, result.kind);

@@ -4,11 +4,18 @@
 // switchers, inline editing of your own messages and "Show more" for long ones.
 
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion } from "./dom.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 import { py } from "./bridge.js";
 
-const WINDOW = 80; // messages rendered at once; earlier ones on demand
+// The transcript is a window over the session's messages: the last WINDOW when it opens, PAGE
+// more rendered when the user scrolls near either end of what is rendered (or presses "Show
+// earlier/later messages"), and never more than MAX_RENDERED in the page: what moves far out of
+// view is taken out again. A 10,000-message session costs what an 80-message one costs.
+const WINDOW = 80;
+const PAGE = 24; // small enough for a frame's budget, with Markdown to render
+const MAX_RENDERED = 200;
+const NEAR_PX = 1200; // how close to a window's edge the scroll must get for the next page
 const STICK_PX = 80;
 const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed
 const LONG_LINES = 14;
@@ -29,6 +36,7 @@ function errorWords(item) {
 function hasContent(message) {
   return (message?.content ?? []).some((b) => (b?.type === "text" && b.text?.trim()) || (b?.type === "thinking" && b.thinking?.trim()) || b?.type === "toolCall");
 }
+const HAS_TEXT = /\S/;
 
 function textOf(message) {
   const content = message?.content;
@@ -129,9 +137,15 @@ export class ChatView {
     this.nodes = new Map(); // entryId -> article
     this.toolResults = new Map(); // toolCallId -> toolResult message
     this.toolStatus = new Map(); // toolCallId -> {status, partial}
-    this.renderedFrom = 0;
+    this.renderedFrom = 0; // the window: items[renderedFrom, renderedTo) are rendered
+    this.renderedTo = 0;
+    this.rendered = new Map(); // item index -> its node (items without one are not in it)
+    this.earlier = null; // the buttons at the window's edges, when it has more beyond them
+    this.later = null;
+    this.edges = new IntersectionObserver((entries) => this.onEdge(entries), { root: scroller, rootMargin: `${NEAR_PX}px 0px` });
     this.streamNode = null;
     this.streaming = false;
+    this.previewing = false; // showing what the page read from storage before Python had it
     this.stick = true;
     this.sessionId = null;
     this.jump = onJump;
@@ -164,48 +178,160 @@ export class ChatView {
   // ---- transcript ----
 
   setTranscript(sessionId, items) {
+    this.previewing = false;
+    this.root.removeAttribute("aria-busy");
     this.sessionId = sessionId;
     this.items = items;
     this.toolResults.clear();
     for (const item of items) this.indexResult(item);
-    this.nodes.clear();
     this.streamNode = null;
-    this.renderedFrom = Math.max(0, items.length - WINDOW);
-    this.root.replaceChildren();
-    if (this.renderedFrom > 0) this.root.append(this.earlierButton());
-    for (let i = this.renderedFrom; i < items.length; i += 1) {
-      const node = this.renderItem(items[i], i);
-      if (node) this.root.append(node);
-    }
-    this.refreshActions();
+    this.renderEnd();
     this.scrollToBottom();
+  }
+
+  /**
+   * A session's last messages as the page read them from storage itself, shown until Python has
+   * loaded the session and sends its transcript (which replaces them): nothing in it can be
+   * edited or retried meanwhile.
+   */
+  showPreview(sessionId, items) {
+    if (this.sessionId === sessionId && !this.previewing) return; // the real transcript came first
+    this.setTranscript(sessionId, items);
+    this.previewing = true;
+    this.root.setAttribute("aria-busy", "true");
+    this.refreshActions();
+  }
+
+  /** Render the window at the end of the transcript (its last WINDOW items), nothing else. */
+  renderEnd() {
+    this.nodes.clear();
+    this.rendered.clear();
+    this.renderedFrom = Math.max(0, this.items.length - WINDOW);
+    this.renderedTo = this.items.length;
+    const fragment = document.createDocumentFragment();
+    for (let i = this.renderedFrom; i < this.renderedTo; i += 1) {
+      const node = this.renderAt(i);
+      if (node) fragment.append(node);
+    }
+    this.root.replaceChildren(fragment);
+    if (this.streamNode) this.root.append(this.streamNode);
+    this.updateEdges();
+    this.refreshActions();
   }
 
   get empty() {
     return this.items.length === 0 && !this.streamNode;
   }
 
-  earlierButton() {
-    const count = this.renderedFrom;
-    const button = h("button", { type: "button", class: "btn ghost earlier", text: `Show ${Math.min(count, WINDOW)} earlier messages (${count} hidden)` });
-    button.addEventListener("click", () => this.showEarlier(button));
-    return button;
+  get atEnd() {
+    return this.renderedTo >= this.items.length;
   }
 
-  showEarlier(button) {
-    const start = Math.max(0, this.renderedFrom - WINDOW);
+  renderAt(index) {
+    const node = this.renderItem(this.items[index], index);
+    if (node) this.rendered.set(index, node);
+    return node;
+  }
+
+  unrender(index) {
+    const node = this.rendered.get(index);
+    if (!node) return;
+    this.rendered.delete(index);
+    node.remove();
+    const entryId = this.items[index]?.entryId;
+    if (entryId && this.nodes.get(entryId) === node) this.nodes.delete(entryId);
+  }
+
+  /** The edge buttons, for what the window leaves out before and after it. */
+  updateEdges() {
+    const before = this.renderedFrom;
+    const after = this.items.length - this.renderedTo;
+    this.earlier = this.edgeButton(this.earlier, before, "earlier", () => this.showEarlier());
+    this.later = this.edgeButton(this.later, after, "later", () => this.showLater());
+    if (this.earlier && this.root.firstChild !== this.earlier) this.root.prepend(this.earlier);
+    if (this.later) {
+      const last = this.streamNode?.isConnected ? this.streamNode : null;
+      if (this.later.nextSibling !== last || this.later.parentNode !== this.root) this.root.insertBefore(this.later, last);
+    }
+  }
+
+  edgeButton(button, hidden, kind, show) {
+    if (button) {
+      this.edges.unobserve(button);
+      button.remove();
+    }
+    if (hidden <= 0) return null;
+    const text = `Show ${Math.min(hidden, PAGE)} ${kind} messages (${hidden} hidden)`;
+    const next = h("button", { type: "button", class: `btn ghost ${kind}`, text });
+    next.addEventListener("click", show);
+    // Observed again from scratch: the observer reports at once whether it is near the viewport,
+    // so a short page of messages is followed by the next one until the edge is out of reach.
+    queueMicrotask(() => {
+      if (next.isConnected) this.edges.observe(next);
+    });
+    return next;
+  }
+
+  onEdge(entries) {
+    for (const entry of entries) {
+      if (!entry.isIntersecting || !entry.target.isConnected) continue;
+      if (entry.target === this.earlier) this.showEarlier();
+      else if (entry.target === this.later) this.showLater();
+    }
+  }
+
+  /** Keep what is on screen where it is while the DOM above it changes. */
+  keepInPlace(change) {
+    const anchor = this.visibleNode();
+    const top = anchor?.getBoundingClientRect().top;
+    change();
+    if (anchor?.isConnected) this.scroller.scrollTop += anchor.getBoundingClientRect().top - top;
+  }
+
+  visibleNode() {
+    const top = this.scroller.getBoundingClientRect().top;
+    for (const node of this.root.children) {
+      if (node === this.earlier || node === this.later) continue;
+      if (node.getBoundingClientRect().bottom > top) return node;
+    }
+    return null;
+  }
+
+  showEarlier() {
+    if (this.renderedFrom <= 0) return;
+    const start = Math.max(0, this.renderedFrom - PAGE);
     const fragment = document.createDocumentFragment();
     for (let i = start; i < this.renderedFrom; i += 1) {
-      const node = this.renderItem(this.items[i], i);
+      const node = this.renderAt(i);
       if (node) fragment.append(node);
     }
-    const before = this.scroller.scrollHeight;
-    const anchor = button.nextSibling;
-    button.remove();
-    this.renderedFrom = start;
-    this.root.insertBefore(fragment, anchor);
-    if (start > 0) this.root.insertBefore(this.earlierButton(), this.root.firstChild);
-    this.scroller.scrollTop += this.scroller.scrollHeight - before;
+    this.keepInPlace(() => {
+      this.root.insertBefore(fragment, this.earlier?.nextSibling ?? this.root.firstChild);
+      this.renderedFrom = start;
+      // Far below the viewport now: out of the page (it comes back when scrolled to).
+      while (this.renderedTo - this.renderedFrom > MAX_RENDERED) this.unrender(--this.renderedTo);
+      if (!this.atEnd) this.streamNode?.remove();
+      this.updateEdges();
+    });
+    this.refreshActions();
+  }
+
+  showLater() {
+    if (this.atEnd) return;
+    const end = Math.min(this.items.length, this.renderedTo + PAGE);
+    const fragment = document.createDocumentFragment();
+    for (let i = this.renderedTo; i < end; i += 1) {
+      const node = this.renderAt(i);
+      if (node) fragment.append(node);
+    }
+    this.keepInPlace(() => {
+      this.root.insertBefore(fragment, this.later ?? (this.streamNode?.isConnected ? this.streamNode : null));
+      this.renderedTo = end;
+      if (this.atEnd && this.streamNode && !this.streamNode.isConnected) this.root.append(this.streamNode);
+      while (this.renderedTo - this.renderedFrom > MAX_RENDERED) this.unrender(this.renderedFrom++);
+      this.updateEdges();
+    });
+    this.refreshActions();
   }
 
   indexResult(item) {
@@ -214,25 +340,40 @@ export class ChatView {
   }
 
   append(item) {
+    const wasAtEnd = this.atEnd;
     this.items.push(item);
     const index = this.items.length - 1;
     const role = item.message?.role;
     if (role === "toolResult") {
       this.indexResult(item);
       this.updateToolCard(item.message.toolCallId);
+      if (wasAtEnd) this.renderedTo = this.items.length;
+      else this.updateEdges();
       return;
     }
+    if (!wasAtEnd) {
+      // The window is far above the end: your own message brings it back to the end; others
+      // wait beyond it (the "later" edge counts them) until scrolled to.
+      if (this.streamNode && !this.streamNode.isConnected && role === "assistant") this.streamNode = null;
+      if (role === "user") {
+        this.renderEnd();
+        this.scrollToBottom();
+      } else this.updateEdges();
+      return;
+    }
+    this.renderedTo = this.items.length;
     if (role === "assistant" && this.streamNode) {
       const node = this.streamNode;
       this.streamNode = null;
       this.fillAssistant(node, item, index, false);
       this.nodes.set(item.entryId, node);
+      this.rendered.set(index, node);
       node.dataset.entryId = item.entryId;
       node.classList.remove("streaming");
       node.removeAttribute("aria-busy");
       node.setAttribute("aria-label", "Assistant's reply"); // no longer "in progress"
     } else {
-      const node = this.renderItem(item, index);
+      const node = this.renderAt(index);
       if (node) {
         if (this.streamNode) this.root.insertBefore(node, this.streamNode);
         else this.root.append(node);
@@ -309,7 +450,7 @@ export class ChatView {
   }
 
   startEdit(article, item) {
-    if (this.streaming) return;
+    if (this.streaming || this.previewing) return;
     const original = userParts(item.message).text;
     const area = h("textarea", { class: "edit-area", "aria-label": "Edit your message", rows: "3" });
     area.value = original;
@@ -390,7 +531,8 @@ export class ChatView {
     });
     for (let i = content.length; i < cache.length; i += 1) cache[i].el.remove();
     cache.length = content.length;
-    const visible = content.some((b) => (b.type === "text" && b.text?.trim()) || (b.type === "thinking" && b.thinking?.trim()) || b.type === "toolCall");
+    // /\S/ rather than trim(): a streaming reply's text is long, and this runs at every frame.
+    const visible = content.some((b) => (b.type === "text" && HAS_TEXT.test(b.text ?? "")) || (b.type === "thinking" && HAS_TEXT.test(b.thinking ?? "")) || b.type === "toolCall");
     article.classList.toggle("waiting", streaming && !visible);
 
     article.querySelector(":scope > .msg-foot")?.remove();
@@ -479,25 +621,30 @@ export class ChatView {
     const el = entry.el;
     if (block.type === "text") {
       const text = block.text ?? "";
-      const sig = `${streaming ? 1 : 0}|${text}`;
-      if (entry.sig === sig) return;
-      entry.sig = sig;
-      el.replaceChildren(renderMarkdown(text, { highlight: !streaming }));
-      el.hidden = !text.trim();
+      if (entry.text === text && entry.streaming === streaming) return;
+      entry.text = text;
+      entry.streaming = streaming;
+      // Only the blocks the text has not finished yet are rendered again (markdown.js).
+      renderMarkdownInto(el, text, { streaming });
+      el.hidden = !HAS_TEXT.test(text);
     } else if (block.type === "thinking") {
       const text = block.thinking ?? "";
       entry.text = text;
-      el.hidden = !text.trim() && !block.redacted;
+      entry.live = streaming;
+      el.hidden = !HAS_TEXT.test(text) && !block.redacted;
       el.classList.toggle("live", streaming);
       el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
-      const sig = `${text}|${el.open}`;
-      if (entry.sig === sig) return;
+      const sig = `${streaming}|${el.open}`;
+      if (entry.sig === sig && entry.shown === text) return;
       entry.sig = sig;
-      if (el.open || !streaming) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(text, { highlight: false }));
+      if (el.open || !streaming) {
+        renderMarkdownInto(el.querySelector(".thinking-body"), text, { highlight: false, streaming });
+        entry.shown = text;
+      }
       if (!el._toggle) {
         el._toggle = true;
         el.addEventListener("toggle", () => {
-          if (el.open) el.querySelector(".thinking-body").replaceChildren(renderMarkdown(entry.text ?? "", { highlight: false }));
+          if (el.open) renderMarkdownInto(el.querySelector(".thinking-body"), entry.text ?? "", { highlight: false, streaming: entry.live });
           entry.sig = null;
         });
       }
@@ -583,7 +730,8 @@ export class ChatView {
     for (const t of snapshot.tools ?? []) this.toolStatus.set(t.toolCallId, t);
     if (!this.streamNode) {
       this.streamNode = h("article", { class: "msg assistant streaming", "aria-label": "Assistant's reply (in progress)", "aria-busy": "true" });
-      this.root.append(this.streamNode);
+      // Beyond a window scrolled far above the end, it joins the page when the window reaches it.
+      if (this.atEnd) this.root.append(this.streamNode);
       announce("The assistant is replying.");
     }
     this.fillAssistant(this.streamNode, { message: snapshot.message }, this.items.length, true);
@@ -608,9 +756,10 @@ export class ChatView {
   }
 
   refreshActions() {
+    const busy = this.streaming || this.previewing;
     for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry, .regenerate")) {
       if (button.classList.contains("retry") || button.classList.contains("regenerate") || button.closest(".branch") || button.classList.contains("edit-msg")) {
-        if (this.streaming) button.setAttribute("disabled", "");
+        if (busy) button.setAttribute("disabled", "");
         else if (!button.closest(".branch")) button.removeAttribute("disabled");
       }
     }

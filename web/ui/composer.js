@@ -344,7 +344,7 @@ export class Composer {
         return h(
           "li",
           { class: `queued ${q.mode}` },
-          h("span", { class: "queued-mode", text: q.mode === "steer" ? "Steering" : "Follow-up" }),
+          h("span", { class: "queued-mode", text: q.label ?? (q.mode === "steer" ? "Steering" : "Follow-up") }),
           h("span", { class: "queued-text", text: q.text }),
           h("span", { class: "queued-state", text: "queued" }),
           remove,

@@ -108,7 +108,115 @@ export function renderMarkdown(text, { highlight = true } = {}) {
   } catch {
     html = `<p>${escapeHtml(text)}</p>`;
   }
+  return fragmentOf(html, highlight);
+}
+
+function fragmentOf(html, highlight) {
   const fragment = DOMPurify.sanitize(html, PURIFY_CONFIG);
   decorateCode(fragment, { highlight });
   return fragment;
+}
+
+// ---- Incremental rendering of a growing text (a streaming reply) ----
+//
+// A reply only grows, so the blocks it has finished are rendered once (parsed, sanitized and
+// highlighted) and kept in the element; each update lexes and renders only what follows them.
+// A block is finished when a blank line and a complete line starting with a non-blank character
+// follow it: nothing appended later can change a block that such a line has closed (after a blank
+// line, a list goes on only with an indented line or an item of its own kind, an indented code
+// block only with an indented line; a fenced code block or an HTML block still open extends to
+// the end of the text, so it is never followed by anything). Two things make the split unsafe, and the element then falls back to rendering the
+// whole text at every update: raw HTML (an unclosed tag reaches into the blocks that follow it
+// when the browser parses the HTML) and link reference definitions (they apply to the whole
+// text, earlier blocks too). The element's children are at every update the same as those of
+// renderMarkdown() on the same text, except that finished code blocks are highlighted while the
+// text streams (tests/browser/test_markdown_stream.py checks both).
+
+function containsHtml(tokens) {
+  for (const token of tokens ?? []) {
+    if (token.type === "html") return true;
+    if (containsHtml(token.tokens) || containsHtml(token.items)) return true;
+    if (token.type === "table") {
+      for (const cell of token.header) if (containsHtml(cell.tokens)) return true;
+      for (const row of token.rows) for (const cell of row) if (containsHtml(cell.tokens)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether `src` up to `end` ends with a blank line (only spaces or tabs between its last two newlines). */
+function endsWithBlankLine(src, end) {
+  let i = end - 1;
+  if (src[i] !== "\n") return false;
+  i -= 1;
+  while (i >= 0 && (src[i] === " " || src[i] === "\t")) i -= 1;
+  return i >= 0 && src[i] === "\n";
+}
+
+/** How many of `tokens` (lexed from `src`) are finished, and how many characters they span. */
+function finishedPrefix(tokens, src) {
+  let count = 0;
+  let length = 0;
+  let offset = 0;
+  for (let i = 0; i < tokens.length - 1; i += 1) {
+    const token = tokens[i];
+    if (token.type !== "space" && containsHtml([token])) break;
+    offset += token.raw.length;
+    const next = tokens[i + 1];
+    if (token.type === "space" && /^\S/.test(next.raw) && src.includes("\n", offset) && endsWithBlankLine(src, offset)) {
+      count = i + 1;
+      length = offset;
+    }
+  }
+  return { count, length };
+}
+
+/**
+ * Render `text` (Markdown) into `el`, reusing what an earlier call rendered there when `text`
+ * extends that call's text. `highlight`: highlight the code blocks; `streaming`: the text may
+ * still grow (the unfinished tail's code is then not highlighted: it changes at every update).
+ */
+export function renderMarkdownInto(el, text, { highlight = true, streaming = false } = {}) {
+  // Work that grows with the text is kept to a scan or two at native speed (indexOf, startsWith):
+  // this runs at every animation frame of a streaming reply.
+  let source = String(text ?? "");
+  if (source.indexOf("\r") !== -1) source = source.replace(/\r\n|\r/g, "\n");
+  let state = el._markdown;
+  if (!state || state.highlight !== highlight || !source.startsWith(state.done)) {
+    el.replaceChildren();
+    state = el._markdown = { done: "", tail: [], highlight, whole: false };
+  }
+  for (const node of state.tail) node.remove();
+  state.tail = [];
+  try {
+    renderRest(el, state, source, highlight, streaming);
+  } catch {
+    el.replaceChildren(renderMarkdown(source, { highlight: highlight && !streaming }));
+    el._markdown = null;
+  }
+}
+
+function renderRest(el, state, source, highlight, streaming) {
+  const rest = source.slice(state.done.length);
+  let tokens = marked.lexer(rest);
+  if (!state.whole && Object.keys(tokens.links).length > 0) state.whole = true;
+  if (state.whole && state.done) {
+    // Everything is rendered again from here on, the blocks kept so far too.
+    el.replaceChildren();
+    state.done = "";
+    tokens = marked.lexer(source);
+  }
+  let tail = tokens;
+  if (!state.whole) {
+    const { count, length } = finishedPrefix(tokens, rest);
+    const finished = tokens.slice(0, count);
+    if (count > 0 && finished.map((t) => t.raw).join("") === rest.slice(0, length)) {
+      el.append(fragmentOf(marked.parser(finished), highlight));
+      state.done = source.slice(0, state.done.length + length);
+      tail = tokens.slice(count);
+    }
+  }
+  const fragment = fragmentOf(marked.parser(tail), highlight && !streaming);
+  state.tail = [...fragment.childNodes];
+  el.append(fragment);
 }

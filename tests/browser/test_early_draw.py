@@ -1,0 +1,120 @@
+"""Before Python is ready, the page draws the sessions list and the open session's last messages
+from IndexedDB itself, and the message box takes typing; a message sent meanwhile is shown as
+queued, then sent once Python is ready (web/app.js, drawEarly)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from web_app_helpers import READY_TIMEOUT_MS
+
+# What the page showed at the moment it marked itself drawn (<html data-early="drawn">).
+RECORD_EARLY = """
+new MutationObserver((_, observer) => {
+  const root = document.documentElement;
+  if (root?.dataset.early !== "drawn") return;
+  observer.disconnect();
+  window.__early = {
+    app: root.dataset.app,
+    appShown: !document.getElementById("app").hidden,
+    sessions: document.getElementById("session-list").textContent,
+    transcript: document.getElementById("transcript").textContent,
+    inputEnabled: !document.getElementById("input").disabled,
+    focused: document.activeElement?.id ?? null,
+  };
+}).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-early"] });
+"""
+
+
+@pytest.fixture(scope="module")
+def context(browser: Any) -> Iterator[Any]:
+    # No service worker: its fetches would bypass the routes below (and every visit then starts
+    # Python the long way, so "before Python" lasts seconds).
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, service_workers="block")
+    context.add_init_script(RECORD_EARLY)
+    yield context
+    context.close()
+
+
+class HeldPackages:
+    """Holds the site's packages (site-packages.bin) back until released: Python cannot be ready
+    before, whatever the machine's speed."""
+
+    def __init__(self, page: Any) -> None:
+        self.held: list[Any] = []
+        self.released = False
+        page.route("**/site-packages.bin*", self.handle)
+
+    def handle(self, route: Any) -> None:
+        if self.released:
+            route.continue_()
+        else:
+            self.held.append(route)
+
+    def release(self) -> None:
+        self.released = True
+        for route in self.held:
+            route.continue_()
+        self.held.clear()
+
+
+def wait_early(page: Any) -> dict[str, Any]:
+    page.locator("html[data-early='drawn'], html[data-app='ready']").first.wait_for(
+        state="attached", timeout=READY_TIMEOUT_MS
+    )
+    early = page.evaluate("() => window.__early ?? null")
+    assert early is not None, "the page was not drawn before Python was ready"
+    return dict(early)
+
+
+def test_a_message_sent_before_python_is_ready_is_queued_then_sent(context: Any, base_url: str) -> None:
+    page = context.new_page()
+    held = HeldPackages(page)
+    page.goto(base_url.rstrip("/") + "/?demo-tps=0")
+    early = wait_early(page)
+    assert early["app"] == "loading" and early["appShown"] and early["inputEnabled"]
+    assert early["focused"] == "input"
+    page.locator("#input").fill("Hello before Python")
+    page.locator("#input").press("Enter")
+    queued = page.locator("#queue .queued", has_text="Hello before Python")
+    queued.wait_for()
+    # Shown as queued while Python is still starting.
+    assert page.get_attribute("html", "data-app") == "loading"
+    assert "Waiting for Python" in (queued.text_content() or "")
+    assert page.locator("#input").input_value() == ""
+    assert page.locator("#transcript .msg").count() == 0
+
+    held.release()
+    page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    page.locator("#transcript .msg.user", has_text="Hello before Python").wait_for()
+    page.locator("#transcript .msg.assistant:not(.streaming)", has_text="offline demo").wait_for(timeout=60_000)
+    assert page.locator("#transcript .msg.user").count() == 1  # sent once
+    page.locator("#queue .queued").first.wait_for(state="detached")
+    page.locator(".session-row").first.wait_for()
+    page.close()
+
+
+def test_the_next_visit_draws_sessions_and_transcript_before_python(context: Any, base_url: str) -> None:
+    page = context.new_page()
+    page.goto(base_url.rstrip("/") + "/?demo-tps=0")
+    page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    row = page.locator(".session-row").first
+    session_id = row.get_attribute("data-id")
+    page.close()
+
+    page = context.new_page()
+    held = HeldPackages(page)
+    page.goto(f"{base_url.rstrip('/')}/?demo-tps=0#/s/{session_id}")
+    early = wait_early(page)
+    held.release()
+    assert early["app"] == "loading"
+    assert "Hello before Python" in early["sessions"]  # the session's title, in the list
+    assert "Hello before Python" in early["transcript"]  # its messages
+    assert "offline demo" in early["transcript"]
+    page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    # Python's transcript replaced the page's drawing: the same messages, now editable.
+    page.locator("#transcript:not([aria-busy]) .edit-msg:not([disabled])").first.wait_for()
+    assert page.locator("#transcript .msg").count() == 2
+    page.close()

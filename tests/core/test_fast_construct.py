@@ -1,0 +1,111 @@
+"""The hot path's model builders (py_agent/ai/types.py) write pydantic's slots directly: they must
+give what pydantic's own ``model_construct`` / ``model_copy`` give, field by field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from py_agent.ai.types import (
+    AssistantMessage,
+    Context,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    fast_construct,
+    shallow_copy,
+)
+from py_agent.core.types import AgentToolResult
+
+CASES: list[tuple[type[BaseModel], dict[str, Any]]] = [
+    (TextContent, {"text": "hello"}),
+    (TextContent, {"text": "signed", "text_signature": "sig"}),
+    (TextContent, {"text": "with an unknown key", "note": 1}),
+    (ToolCall, {"id": "c1", "name": "read", "arguments": {"path": "a"}}),
+    (Usage, {}),
+    (Usage, {"input": 3, "output": 4}),
+    (UserMessage, {"content": "hi", "timestamp": 5}),
+    (
+        AssistantMessage,
+        {
+            "content": [TextContent(text="x")],
+            "api": "faux",
+            "provider": "p",
+            "model": "m",
+            "usage": Usage(input=1),
+            "stop_reason": "toolUse",
+            "timestamp": 7,
+        },
+    ),
+    (
+        ToolResultMessage,
+        {
+            "role": "toolResult",
+            "tool_call_id": "c1",
+            "tool_name": "read",
+            "content": [TextContent(text="r")],
+            "details": {"n": 1},
+            "is_error": False,
+            "timestamp": 9,
+        },
+    ),
+    (AgentToolResult, {"content": [TextContent(text="t")], "details": {}}),
+    (AgentToolResult, {"content": [], "details": None, "terminate": True}),
+    (Context, {"system_prompt": "s", "messages": [], "tools": None}),
+]
+
+
+def slots(model: BaseModel) -> tuple[dict[str, Any], set[str], Any, Any]:
+    return (
+        dict(model.__dict__),
+        set(model.__pydantic_fields_set__),
+        model.__pydantic_extra__,
+        model.__pydantic_private__,
+    )
+
+
+@pytest.mark.parametrize(("cls", "values"), CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_fast_construct_is_model_construct(cls: type[BaseModel], values: dict[str, Any]) -> None:
+    fast = fast_construct(cls, **values)
+    reference = cls.model_construct(**values)
+    assert type(fast) is cls
+    fast_dict, fast_set, fast_extra, fast_private = slots(fast)
+    ref_dict, ref_set, ref_extra, ref_private = slots(reference)
+    assert fast_dict.keys() == ref_dict.keys()
+    for name, value in ref_dict.items():
+        assert fast_dict[name] == value, name
+    assert fast_set == ref_set
+    assert fast_extra == ref_extra
+    assert fast_private == ref_private
+    assert fast.model_dump() == reference.model_dump()
+    assert list(fast.model_dump()) == list(reference.model_dump())
+    assert fast == reference
+
+
+@pytest.mark.parametrize(("cls", "values"), CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_shallow_copy_is_model_copy(cls: type[BaseModel], values: dict[str, Any]) -> None:
+    original = cls.model_construct(**values)
+    copied = shallow_copy(original)
+    reference = original.model_copy()
+    assert type(copied) is cls
+    assert slots(copied) == slots(reference)
+    # A new object whose slots are not shared with the original's (values are: it is shallow).
+    assert copied.__dict__ is not original.__dict__
+    assert copied.__pydantic_fields_set__ is not original.__pydantic_fields_set__
+    for name, value in original.__dict__.items():
+        assert copied.__dict__[name] is value
+    copied.__dict__["extra_marker"] = 1
+    assert "extra_marker" not in original.__dict__
+
+
+def test_shallow_copy_keeps_extra_fields_apart() -> None:
+    original = AssistantMessage.model_validate(
+        {"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m", "timestamp": 0, "note": "x"}
+    )
+    copied = shallow_copy(original)
+    assert slots(copied) == slots(original.model_copy())
+    assert copied.__pydantic_extra__ is not original.__pydantic_extra__
