@@ -23,6 +23,11 @@ export function connect(dispatchFn) {
   connected();
 }
 
+/** Whether Python is ready to answer (before that, `py()` waits). */
+export function pythonReady() {
+  return dispatch !== null;
+}
+
 export async function py(command, args = {}) {
   if (!dispatch) await connecting;
   const text = await dispatch(command, JSON.stringify(args));

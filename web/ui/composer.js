@@ -9,7 +9,7 @@
 
 import { h, icon, iconButton, formatTokens } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
-import { py } from "./bridge.js";
+import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
 
 const PAPERCLIP =
@@ -77,6 +77,8 @@ export class Composer {
   // More tokens than the model's context window (pi's estimate, characters / 4): ask first, since
   // the provider will most likely refuse it (py_agent/app/controller.py check_send).
   async fitsContext(text) {
+    // Before Python is ready the message is queued (web/app.js); it is not held for the estimate.
+    if (!pythonReady()) return true;
     let check;
     try {
       check = await py("check_send", { text });
