@@ -6,6 +6,7 @@ run time of the site.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -70,11 +71,13 @@ def build_dist(out: Path = DIST) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     for old in [*out.glob("py_agent-*.whl"), *out.glob("py_agent-*.tar.gz")]:
         old.unlink()
-    # Run from elsewhere: build.py in the repository would shadow pypa's `build` module.
+    # Run from elsewhere, without PYTHONPATH: build.py in the repository would shadow pypa's `build`.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with tempfile.TemporaryDirectory() as tmp:
         result = subprocess.run(
             [str(python), "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT)],
             cwd=tmp,
+            env=env,
             capture_output=True,
             text=True,
             check=False,
