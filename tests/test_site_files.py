@@ -118,3 +118,14 @@ def test_standard_library_zip_is_pyodides_with_bytecode(built_site: Path) -> Non
         for name in pycs:
             assert name[:-1] in zs.namelist(), name
             assert int.from_bytes(zb.read(name)[4:8], "little") == 0b01, name
+
+
+def test_every_file_index_html_names_is_in_the_site(built_site: Path) -> None:
+    # A preload or script of a file the build renamed or dropped costs a 404 at every visit.
+    import re
+
+    html = (built_site / "index.html").read_text(encoding="utf-8")
+    named = re.findall(r'<(?:link|script)\b[^>]*?\b(?:href|src)="([^"#?:]+)"', html)
+    assert named, "index.html names its scripts and preloads"
+    missing = [path for path in named if not (built_site / path).is_file()]
+    assert not missing, f"index.html names files the site does not have: {missing}"
