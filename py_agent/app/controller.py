@@ -558,7 +558,9 @@ class WebApp:
         prompt = self.chat.system_prompt if self.chat is not None else self._system_prompt()
         tokens = estimate_tokens(history, prompt + text)
         window = model.context_window
-        return {"tokens": tokens, "contextWindow": window, "over": bool(window) and tokens > window}
+        # The offline demo runs in the page and sends nothing anywhere: no provider limit to warn of.
+        over = bool(window) and tokens > window and model.provider != DEMO_PROVIDER
+        return {"tokens": tokens, "contextWindow": window, "over": over}
 
     def cmd_search_models(self, query: str = "", reasoning: bool = False, vision: bool = False) -> dict[str, Any]:
         current = self.chat.model if self.chat is not None else self.default_model()

@@ -286,6 +286,10 @@ async def test_discovery_advice_names_the_page_origin() -> None:
 async def test_send_warns_before_exceeding_the_context_window() -> None:
     app = await make_app()
     await dispatch(app, "new_session")
+    # The offline demo sends nothing to a provider: no warning, however long.
+    demo = await dispatch(app, "check_send", text="x" * 1_000_000)
+    assert demo["over"] is False and demo["tokens"] >= 250_000
+    await dispatch(app, "set_model", provider="openai", id="gpt-4o")
     small = await dispatch(app, "check_send", text="hello")
     assert small["over"] is False and small["contextWindow"] == 128_000
     big = await dispatch(app, "check_send", text="x" * 1_000_000)

@@ -85,9 +85,12 @@ def test_long_messages_collapse_behind_show_more(app: App) -> None:
     assert page.locator("#transcript .msg.user").last.locator("button.show-more").count() == 0
 
 
-def test_a_message_larger_than_the_context_window_is_warned_about(app: App) -> None:
+def test_a_message_larger_than_the_context_window_is_warned_about(app: App, mock: MockProviderServer) -> None:
     page = app.page
-    demo_chat(app)
+    app.new_chat()
+    app.choose_model("mock claude", "Mock Claude")  # a provider's model (the offline demo sends nothing anywhere)
+    mock.reset()
+    mock.script([{"text": "Read it all."}])
     before = len(app.user_texts())
     huge = "word " * 110_000  # 550,000 characters: about 137K tokens for a 128K model
     page.locator("#input").evaluate("(el, text) => { el.value = text; el.dispatchEvent(new Event('input')); }", huge)
@@ -105,6 +108,7 @@ def test_a_message_larger_than_the_context_window_is_warned_about(app: App) -> N
     page.locator("#transcript .msg.user button.show-more").last.wait_for()
     app.wait_idle()
     assert len(app.user_texts()) == before + 1
+    assert len(mock.requests) == 1  # sent once, after the confirmation
 
 
 def test_stop_says_what_was_kept_only_when_something_was(app: App, mock: MockProviderServer) -> None:
