@@ -182,7 +182,7 @@ def send(app: App, text: str, timeout: float = 60_000) -> None:
     wait_until(
         lambda: (
             page.locator("#transcript .msg.assistant:not(.streaming)").count() > replies
-            or bool(page.locator("#attach-notice.error, #toasts .toast").count())
+            or bool(page.locator("#attach-notice.error, #toasts .toast.error").count())
         ),
         timeout=timeout / 1000,
     )
