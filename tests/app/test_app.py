@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from app_helpers import call, idle
 
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
@@ -37,22 +38,6 @@ async def make_app(backend: MemoryBackend | None = None, tab: MemoryTabStore | N
     app = WebApp(backend or MemoryBackend(), tab or MemoryTabStore(), recorder, demo_tokens_per_second=0, plugins=[])
     await app.start()
     return app, recorder
-
-
-async def call(app: WebApp, command: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(await app.dispatch(command, json.dumps(args)))
-    assert "error" not in result, result
-    return result
-
-
-async def idle(app: WebApp) -> None:
-    assert app.chat is not None
-    for _ in range(200):
-        await app.chat.wait_idle()
-        if not app.chat.streaming:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the run did not end")
 
 
 async def test_demo_chat_is_saved_append_only_and_reloads() -> None:

@@ -6,13 +6,13 @@ the user confirms, and every limit refuses with its message while nothing is sen
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from app_helpers import call, idle
 
 from py_agent.ai.custom import unregister_custom_provider
 from py_agent.app.attachments import MAX_SETTING, attachments_plugin
@@ -48,22 +48,6 @@ async def make_app(backend: MemoryBackend | None = None) -> WebApp:
     )
     await app.start()
     return app
-
-
-async def call(app: WebApp, command: str, **args: Any) -> dict[str, Any]:
-    result = json.loads(await app.dispatch(command, json.dumps(args)))
-    assert "error" not in result, result
-    return result
-
-
-async def idle(app: WebApp) -> None:
-    assert app.chat is not None
-    for _ in range(200):
-        await app.chat.wait_idle()
-        if not app.chat.streaming:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the run did not end")
 
 
 async def with_model(app: WebApp, server: MockProviderServer, vision: bool, api: str = "anthropic-messages") -> None:
