@@ -46,6 +46,7 @@ import sys
 from buildsys.config import (
     BENCH,
     CACHE,
+    CHROMIUM_ARGS,
     CHROMIUM_DEFAULT,
     DOWNLOADS,
     LOCK_PATH,
@@ -71,6 +72,7 @@ from buildsys.wheel import build_py_agent_wheel, package_files, py_agent_version
 __all__ = [
     "BENCH",
     "CACHE",
+    "CHROMIUM_ARGS",
     "CHROMIUM_DEFAULT",
     "DOWNLOADS",
     "LOCK_PATH",

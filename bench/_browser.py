@@ -27,15 +27,7 @@ if str(ROOT) not in sys.path:
 
 import build  # noqa: E402
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+CHROMIUM_ARGS = build.CHROMIUM_ARGS
 # Only for pages that measure memory: exact JS heap figures and a callable gc().
 MEMORY_ARGS = ["--enable-precise-memory-info", "--js-flags=--expose-gc"]
 

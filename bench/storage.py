@@ -39,7 +39,7 @@ import build  # noqa: E402
 
 APPENDS = int(os.environ.get("STORAGE_BENCH_APPENDS", "30"))
 OPENS = int(os.environ.get("STORAGE_BENCH_OPENS", "5"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+CHROMIUM_ARGS = build.CHROMIUM_ARGS
 
 
 # Runs inside the page's Pyodide. `db` is web/idb.js's Storage over the app's database.

@@ -31,6 +31,32 @@ def run_step(title: str, cmd: Sequence[str], env: dict[str, str] | None = None) 
     return subprocess.run(list(cmd), cwd=ROOT, env=env, check=False).returncode
 
 
+def print_machine_state() -> None:
+    """What a failed run needs beside its traceback (a crashed browser or a killed process often comes
+    from the machine, not the code): cores, memory, cgroup limits and OOM kills, free space."""
+    lines = [f"cores: {os.cpu_count()}"]
+    for path, keys in (
+        ("/proc/meminfo", ("MemTotal", "MemAvailable", "SwapTotal")),
+        ("/sys/fs/cgroup/memory.max", ()),
+        ("/sys/fs/cgroup/memory.peak", ()),
+        ("/sys/fs/cgroup/memory.events", ("oom", "oom_kill")),
+        ("/sys/fs/cgroup/pids.max", ()),
+    ):
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        wanted = [line for line in text.splitlines() if not keys or line.split(":")[0].split(" ")[0] in keys]
+        lines.append(f"{path}: " + "; ".join(" ".join(line.split()) for line in wanted))
+    for folder in ("/dev/shm", "/tmp", str(ROOT)):
+        try:
+            usage = os.statvfs(folder)
+        except OSError:
+            continue
+        lines.append(f"free in {folder}: {usage.f_bavail * usage.f_frsize / 2**30:.1f} GiB")
+    print("\n=== the machine after the run\n" + "\n".join(lines), flush=True)
+
+
 def cmd_test(pytest_args: Sequence[str]) -> int:
     python = ensure_venv()
     ensure_chromium()
@@ -61,6 +87,7 @@ def cmd_test(pytest_args: Sequence[str]) -> int:
     if rc != 0:
         failed.append(f"pytest (exit {rc})")
     if failed:
+        print_machine_state()
         print(f"\nbuild.py test: FAILED: {', '.join(failed)}", flush=True)
         return rc if rc not in (0,) else 1
     print("\nbuild.py test: ruff (check, format), mypy and pytest passed", flush=True)

@@ -92,6 +92,19 @@ STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see s
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 
 CHROMIUM_DEFAULT = "/usr/bin/chromium"
+# How the tests and benchmarks start Chromium headless on a machine with no network and maybe a small
+# /dev/shm (containers often give 64 MB, and a page that outgrows it crashes its renderer): shared
+# memory in /tmp instead, and none of Chromium's own background connections.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 MIN_NODE_MAJOR = 18
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 

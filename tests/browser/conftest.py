@@ -17,15 +17,9 @@ from typing import Any
 import pytest
 from web_app_helpers import serve_folder
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+import build
+
+CHROMIUM_ARGS = build.CHROMIUM_ARGS
 BOOT_TIMEOUT_MS = 120_000
 
 

@@ -40,7 +40,9 @@ session.id
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str) -> Iterator[App]:
-    app = open_app(browser, base_url)
+    # No memory snapshot: its worker (a second Pyodide) would start beside the 1,200-message session
+    # being generated in the page, which only adds to the renderer's peak, and is not tested here.
+    app = open_app(browser, base_url, query="?demo-tps=0&no-snapshot")
     yield app
     app.page.context.close()
 

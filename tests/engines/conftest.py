@@ -25,15 +25,7 @@ import build
 from py_agent.testing.mock_server import MockProviderServer
 
 ENGINES = ("chromium", "firefox", "webkit")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+CHROMIUM_ARGS = build.CHROMIUM_ARGS
 
 
 def in_ci() -> bool:
