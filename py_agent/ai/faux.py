@@ -362,6 +362,8 @@ def _replay(
 ) -> Iterator[AssistantMessageEvent | _Pace]:
     """The events of :func:`_deltas`; with ``paced``, a :class:`_Pace` before each chunk."""
     partial = message.model_copy(update={"content": []})
+    # The per-delta abort check reads the flag behind `AbortSignal.aborted` (a property costs a call).
+    flag_signal = signal if type(signal) is AbortSignal else None
 
     def aborted() -> bool:
         return signal is not None and signal.aborted
@@ -394,16 +396,16 @@ def _replay(
             partial.content = [*partial.content, live]
             yield start(index, shallow_copy(partial))
             # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
-            # a function call).
+            # a function call); the block's `__dict__` looked up once (pydantic never replaces it).
+            values = live.__dict__
             for chunk in _split_by_token_size(text, min_size, max_size):
                 if paced:
                     yield _Pace(chunk)
-                seen_abort = signal is not None and signal.aborted
+                seen_abort = flag_signal._aborted if flag_signal is not None else aborted()
                 if seen_abort:
                     yield aborted_event()
                     return
                 # append_text(live, field, chunk), inlined (see there why the text is popped).
-                values = live.__dict__
                 grown = values.pop(field)
                 grown += chunk
                 values[field] = grown

@@ -121,12 +121,12 @@ def fast_construct(cls: type[M], **values: Any) -> M:
 
 def shallow_copy(model: M) -> M:
     """``{...message}``: a new model sharing the field values (the content list included)."""
-    copied = _new(model.__class__)
+    copied = _new(type(model))
     _set_dict(copied, model.__dict__.copy())
     _set_fields_set(copied, model.__pydantic_fields_set__.copy())
     # Never shared, not even empty: an attribute set on one copy must not appear on the other.
     extra = model.__pydantic_extra__
-    _set_extra(copied, None if extra is None else extra.copy())
+    _set_extra(copied, None if extra is None else extra.copy() if extra else {})
     private = model.__pydantic_private__
     _set_private(copied, None if private is None else private.copy())
     return copied
