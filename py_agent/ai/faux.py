@@ -53,7 +53,7 @@ from .types import (
     UsageCost,
     now_ms,
     role_of,
-    shallow_copy,
+    shallow_copier,
 )
 
 DEFAULT_API = "faux"
@@ -362,6 +362,7 @@ def _replay(
 ) -> Iterator[AssistantMessageEvent | _Pace]:
     """The events of :func:`_deltas`; with ``paced``, a :class:`_Pace` before each chunk."""
     partial = message.model_copy(update={"content": []})
+    snapshot = shallow_copier(partial)  # `{...partial}`; its slots are never replaced here
     # The per-delta abort check reads the flag behind `AbortSignal.aborted` (a property costs a call).
     flag_signal = signal if type(signal) is AbortSignal else None
 
@@ -378,7 +379,7 @@ def _replay(
     if seen_abort:
         yield aborted_event()
         return
-    yield StartEvent(shallow_copy(partial))
+    yield StartEvent(snapshot())
     for index, block in enumerate(message.content):
         if seen_abort:
             yield aborted_event()
@@ -394,7 +395,7 @@ def _replay(
             )
             field = "thinking" if thinking else "text"
             partial.content = [*partial.content, live]
-            yield start(index, shallow_copy(partial))
+            yield start(index, snapshot())
             # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
             # a function call); the block's `__dict__` looked up once (pydantic never replaces it).
             values = live.__dict__
@@ -410,12 +411,12 @@ def _replay(
                 grown += chunk
                 values[field] = grown
                 del grown  # leave the block the text's only holder while suspended, as append_text does
-                yield delta(index, chunk, shallow_copy(partial))
-            yield end(index, text, shallow_copy(partial))
+                yield delta(index, chunk, snapshot())
+            yield end(index, text, snapshot())
             continue
         call = ToolCall(id=block.id, name=block.name, arguments={})
         partial.content = [*partial.content, call]
-        yield ToolCallStartEvent(index, shallow_copy(partial))
+        yield ToolCallStartEvent(index, snapshot())
         for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
             if paced:
                 yield _Pace(chunk)
@@ -423,9 +424,9 @@ def _replay(
             if seen_abort:
                 yield aborted_event()
                 return
-            yield ToolCallDeltaEvent(index, chunk, shallow_copy(partial))
+            yield ToolCallDeltaEvent(index, chunk, snapshot())
         call.arguments = block.arguments
-        yield ToolCallEndEvent(index, block, shallow_copy(partial))
+        yield ToolCallEndEvent(index, block, snapshot())
     if message.stop_reason == "error" or message.stop_reason == "aborted":
         yield ErrorEvent(message.stop_reason, message)
     else:
