@@ -178,20 +178,23 @@ average): every ratio moves with it, pi's short runs most (see their spread).
 Where the time goes (CPython; measured by removing one piece at a time, as cProfile distorts this
 workload): per delta the faux provider copies the partial message and builds a delta event, and the
 loop copies the partial again and builds a `message_update` event, as pi does (four object
-spreads). The events are plain slotted classes now (`PlainEvent`, py_agent/ai/events.py; the
-port decision that made them pydantic models is relaxed: docs/port-decisions.md #8): building one
-costs ~0.15 µs instead of ~0.5-0.9 µs, which took CPython from ~4.2 to ~3.2 µs per delta in A/B
-runs on this machine. The two copies of the partial message (a pydantic model:
-`shallow_copy`, which writes pydantic's slots directly and is tested against `model_copy` field by
-field in tests/core/test_fast_construct.py) are now about a third of the time; the rest is the
-interpreter: the faux generator, the stream's iterator (it pulls the provider in the consumer's
-task, so a delta costs no event-loop round trip, as pi's microtask pacing), the reducer and the
-listener call (synchronous listeners are called without creating a coroutine). Pyodide runs the
-same Python compiled to WebAssembly (no JIT for Python code), a few times slower than native
-CPython. Next steps if the gap matters: messages that are not pydantic models while they stream
-(the partial message as a plain object, validated once when it ends), or batching deltas for
-listeners that opt in (the chat app renders at most once per animation frame, so it would lose
-nothing).
+spreads). The events are plain slotted classes (`PlainEvent`, py_agent/ai/events.py; the port
+decision that made them pydantic models is relaxed: docs/port-decisions.md #8), ~0.1 µs each. The
+two copies of the partial message are pydantic models: an object, its `__dict__`, its fields set
+and its extra dict, allocated and freed per copy. They are more than half of the time (~0.8 µs for
+the loop's `shallow_copy`, ~0.65 µs for the faux provider's, made by `shallow_copier`, which reads
+the partial's slots once per reply; both write pydantic's slots directly and are tested against
+`model_copy` slot by slot in tests/core/test_fast_construct.py). The faux provider replays a reply
+as a plain generator that the stream pulls in the consumer's task (`EventStream.set_source`), and
+the agent loop takes ready events with `EventStream.poll()` instead of `async for`: a delta costs
+no event-loop round trip (as pi's microtask pacing) and no async-generator step. The reducer and a
+synchronous listener (called without creating a coroutine) take ~0.3 µs; the rest is the
+interpreter running the generator, the loop and the text growth. These changes took CPython from
+~3.1 to ~2.6 µs per delta (CPU time, A/B runs on this machine). Pyodide runs the same Python
+compiled to WebAssembly (no JIT for Python code), a few times slower than native CPython. Next
+steps if the gap matters: messages that are not pydantic models while they stream (the partial
+message as a plain object, validated once when it ends), or batching deltas for listeners that
+opt in (the chat app renders at most once per animation frame, so it would lose nothing).
 """
 
 if __name__ == "__main__":

@@ -3,17 +3,19 @@
 A producer ``push``es events and ``end``s the stream; a consumer iterates with ``async for`` and
 awaits ``result()``. A terminal event resolves the result; events pushed after it are dropped.
 
-A stream may instead be fed by a *source*, an async iterator of events that runs in the
+A stream may instead be fed by a *source*, an iterator (sync or async) of events that runs in the
 consumer's task and is pulled as the consumer iterates (or awaits ``result()``). In-process
 producers such as the faux provider use it: an event then costs no event-loop round trip, which
 is what JavaScript's microtask-paced producers cost, and nothing is produced ahead of the consumer.
+A synchronous source never suspends, so ``poll()`` can hand its events to a consumer without an
+``await`` (the agent loop's per-delta path).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from .events import AssistantMessageEvent
@@ -23,6 +25,19 @@ E = TypeVar("E")
 R = TypeVar("R")
 
 _UNSET: Any = object()
+
+
+class _Pending:
+    """The type of :data:`PENDING`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING: Any = _Pending()
+"""What ``EventStream.poll()`` returns when no event is ready without waiting."""
 
 
 class StreamEndedWithoutResult(RuntimeError):
@@ -46,15 +61,68 @@ class EventStream(Generic[E, R]):
         self._result: Any = _UNSET
         self._error: BaseException | None = None
         self._result_waiters: list[asyncio.Future[None]] = []
-        self._source: AsyncIterator[E] | None = None
+        self._source: AsyncIterator[E] | Iterator[E] | None = None
+        self._sync_source: Iterator[E] | None = None
+        """``_source`` when it is a synchronous iterator."""
         self._pulling = False
 
-    def set_source(self, source: AsyncIterator[E]) -> None:
-        """Feed the stream from ``source``, pulled on demand in the consumer's task.
+    def set_source(self, source: AsyncIterator[E] | Iterator[E]) -> None:
+        """Feed the stream from ``source`` (an async or a plain iterator), pulled on demand in the
+        consumer's task.
 
         A running source may call this again to hand over to another source when it finishes.
         """
         self._source = source
+        self._sync_source = None if hasattr(source, "__anext__") else source
+
+    def poll(self) -> Any:
+        """The next event if one is ready without waiting, else :data:`PENDING`.
+
+        Ready: queued, or produced by a synchronous source (pulled here). ``PENDING`` says that
+        iterating (``async for``) would wait or end: a consumer may mix both; each event is
+        delivered once.
+        """
+        queue = self._queue
+        if queue:
+            return queue.popleft()
+        source = self._sync_source
+        if source is None or self._done or self._pulling:
+            return PENDING
+        try:
+            event: Any = next(source)  # Any: `event.type` below
+        except StopIteration:
+            if self._source is source:
+                self._source = self._sync_source = None
+                self.end()
+            return PENDING  # ended, or handed over to another source: the iterator goes on
+        except Exception as error:
+            self._source = self._sync_source = None
+            self.fail(error)
+            return PENDING
+        # ``push(event)``, inlined, without the queue: the event is returned at once.
+        terminal_types = self._terminal_types
+        if event.type in terminal_types if terminal_types is not None else self._is_terminal(event):
+            self._done = True
+            self._source = self._sync_source = None
+            self._resolve(self._extract_result(event))
+        if self._waiters:
+            self._wake()
+        return event
+
+    def _pull_sync(self, source: Iterator[E]) -> None:
+        try:
+            event = next(source)
+        except StopIteration:
+            if self._source is source:
+                self._source = self._sync_source = None
+                self.end()
+        except Exception as error:
+            self._source = self._sync_source = None
+            self.fail(error)
+        else:
+            self.push(event)
+            if self._done:
+                self._source = self._sync_source = None
 
     async def _pull(self) -> None:
         """Take one event from the source (or wait while another consumer is pulling)."""
@@ -63,23 +131,25 @@ class EventStream(Generic[E, R]):
             self._waiters.append(waiter)
             await waiter
             return
-        source = self._source
-        assert source is not None
+        if self._sync_source is not None:
+            self._pull_sync(self._sync_source)
+            return
+        source: Any = self._source  # an async iterator here
         self._pulling = True
         try:
             event = await anext(source)
         except StopAsyncIteration:
             if self._source is source:
-                self._source = None
+                self._source = self._sync_source = None
                 self.end()
             # else: the source handed over to another one (see ``set_source``); keep pulling.
         except Exception as error:
-            self._source = None
+            self._source = self._sync_source = None
             self.fail(error)
         else:
             self.push(event)
             if self._done:
-                self._source = None
+                self._source = self._sync_source = None
         finally:
             self._pulling = False
             self._wake()
@@ -139,48 +209,15 @@ class EventStream(Generic[E, R]):
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[E]:
-        queue = self._queue
-        terminal_types = self._terminal_types
+        poll = self.poll
         while True:
-            if queue:
-                yield queue.popleft()
+            event = poll()
+            if event is not PENDING:
+                yield event
             elif self._done:
                 return
-            elif (source := self._source) is not None:
-                if self._pulling:
-                    await self._pull()  # another consumer is pulling: wait for it
-                    continue
-                # ``_pull`` inlined: this is the per-event path of a pull-fed stream.
-                direct = False
-                self._pulling = True
-                try:
-                    event: Any = await anext(source)  # Any: `event.type` below
-                except StopAsyncIteration:
-                    if self._source is source:
-                        self._source = None
-                        self.end()
-                except Exception as error:
-                    self._source = None
-                    self.fail(error)
-                else:
-                    # ``push(event)``, inlined; when nothing was queued meanwhile, the event is
-                    # yielded below without a trip through the queue.
-                    if not self._done:
-                        if event.type in terminal_types if terminal_types is not None else self._is_terminal(event):
-                            self._done = True
-                            self._resolve(self._extract_result(event))
-                        if queue:
-                            queue.append(event)
-                        else:
-                            direct = True
-                    if self._done:
-                        self._source = None
-                finally:
-                    self._pulling = False
-                    if self._waiters:  # ``_wake`` would check it too, after a method call
-                        self._wake()
-                if direct:
-                    yield event
+            elif self._source is not None:
+                await self._pull()
             else:
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiters.append(waiter)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -53,7 +53,7 @@ from .types import (
     UsageCost,
     now_ms,
     role_of,
-    shallow_copy,
+    shallow_copier,
 )
 
 DEFAULT_API = "faux"
@@ -319,20 +319,52 @@ def _aborted(partial: AssistantMessage) -> AssistantMessage:
     )
 
 
+class _Pace:
+    """Yielded by :func:`_replay` before a chunk when replies are paced: wait for ``chunk``'s tokens."""
+
+    __slots__ = ("chunk",)
+
+    def __init__(self, chunk: str) -> None:
+        self.chunk = chunk
+
+
 def _deltas(
     message: AssistantMessage,
     min_size: int,
     max_size: int,
     tokens_per_second: float | None,
     signal: AbortSignal | None,
-) -> AsyncIterator[AssistantMessageEvent]:
+) -> Iterator[AssistantMessageEvent] | AsyncIterator[AssistantMessageEvent]:
     """Replay ``message`` as protocol events; mirrors pi's ``streamWithDeltas``.
 
     Runs in the consumer's task (see ``EventStream.set_source``): without ``tokens_per_second``
-    chunks follow each other without yielding to the event loop, as pi's microtask pacing does;
-    with it each chunk waits ``tokens / tokens_per_second`` seconds.
+    chunks follow each other without yielding to the event loop, as pi's microtask pacing does
+    (a plain generator, which the stream pulls without an ``await``); with it each chunk waits
+    ``tokens / tokens_per_second`` seconds.
     """
+    if tokens_per_second and tokens_per_second > 0:
+        return _paced(_replay(message, min_size, max_size, True, signal), tokens_per_second)
+    return cast(Iterator[AssistantMessageEvent], _replay(message, min_size, max_size, False, signal))
+
+
+async def _paced(
+    replay: Iterator[AssistantMessageEvent | _Pace], tokens_per_second: float
+) -> AsyncIterator[AssistantMessageEvent]:
+    for event in replay:
+        if type(event) is _Pace:
+            await asyncio.sleep(_estimate_tokens(event.chunk) / tokens_per_second)
+        else:
+            yield cast(AssistantMessageEvent, event)
+
+
+def _replay(
+    message: AssistantMessage, min_size: int, max_size: int, paced: bool, signal: AbortSignal | None
+) -> Iterator[AssistantMessageEvent | _Pace]:
+    """The events of :func:`_deltas`; with ``paced``, a :class:`_Pace` before each chunk."""
     partial = message.model_copy(update={"content": []})
+    snapshot = shallow_copier(partial)  # `{...partial}`; its slots are never replaced here
+    # The per-delta abort check reads the flag behind `AbortSignal.aborted` (a property costs a call).
+    flag_signal = signal if type(signal) is AbortSignal else None
 
     def aborted() -> bool:
         return signal is not None and signal.aborted
@@ -340,72 +372,65 @@ def _deltas(
     def aborted_event() -> AssistantMessageEvent:
         return ErrorEvent(reason="aborted", error=_aborted(partial))
 
-    async def pace(chunk: str) -> None:
-        if tokens_per_second and tokens_per_second > 0:
-            await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second)
-
-    async def events() -> AsyncIterator[AssistantMessageEvent]:
-        # pi checks the signal at the top of each block synchronously after the previous events,
-        # so it sees an abort only as of its last suspension (the call, or a chunk's pacing):
-        # `seen_abort` keeps that state, while the events in between already reached listeners.
-        seen_abort = aborted()
+    # pi checks the signal at the top of each block synchronously after the previous events,
+    # so it sees an abort only as of its last suspension (the call, or a chunk's pacing):
+    # `seen_abort` keeps that state, while the events in between already reached listeners.
+    seen_abort = aborted()
+    if seen_abort:
+        yield aborted_event()
+        return
+    yield StartEvent(snapshot())
+    for index, block in enumerate(message.content):
         if seen_abort:
             yield aborted_event()
             return
-        yield StartEvent(shallow_copy(partial))
-        for index, block in enumerate(message.content):
-            if seen_abort:
-                yield aborted_event()
-                return
-            if isinstance(block, ThinkingContent | TextContent):
-                thinking = isinstance(block, ThinkingContent)
-                text = block.thinking if isinstance(block, ThinkingContent) else block.text
-                live: TextContent | ThinkingContent = ThinkingContent(thinking="") if thinking else TextContent(text="")
-                start, delta, end = (
-                    (ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent)
-                    if thinking
-                    else (TextStartEvent, TextDeltaEvent, TextEndEvent)
-                )
-                field = "thinking" if thinking else "text"
-                partial.content = [*partial.content, live]
-                yield start(index, shallow_copy(partial))
-                # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
-                # a function call).
-                for chunk in _split_by_token_size(text, min_size, max_size):
-                    if tokens_per_second:
-                        await pace(chunk)
-                    seen_abort = signal is not None and signal.aborted
-                    if seen_abort:
-                        yield aborted_event()
-                        return
-                    # append_text(live, field, chunk), inlined (see there why the text is popped).
-                    values = live.__dict__
-                    grown = values.pop(field)
-                    grown += chunk
-                    values[field] = grown
-                    del grown  # leave the block the text's only holder while suspended, as append_text does
-                    yield delta(index, chunk, shallow_copy(partial))
-                yield end(index, text, shallow_copy(partial))
-                continue
-            call = ToolCall(id=block.id, name=block.name, arguments={})
-            partial.content = [*partial.content, call]
-            yield ToolCallStartEvent(index, shallow_copy(partial))
-            for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
-                if tokens_per_second:
-                    await pace(chunk)
-                seen_abort = aborted()
+        if isinstance(block, ThinkingContent | TextContent):
+            thinking = isinstance(block, ThinkingContent)
+            text = block.thinking if isinstance(block, ThinkingContent) else block.text
+            live: TextContent | ThinkingContent = ThinkingContent(thinking="") if thinking else TextContent(text="")
+            start, delta, end = (
+                (ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent)
+                if thinking
+                else (TextStartEvent, TextDeltaEvent, TextEndEvent)
+            )
+            field = "thinking" if thinking else "text"
+            partial.content = [*partial.content, live]
+            yield start(index, snapshot())
+            # The per-delta path: `aborted()` and `append_text` inlined, no `cast` calls (each
+            # a function call); the block's `__dict__` looked up once (pydantic never replaces it).
+            values = live.__dict__
+            for chunk in _split_by_token_size(text, min_size, max_size):
+                if paced:
+                    yield _Pace(chunk)
+                seen_abort = flag_signal._aborted if flag_signal is not None else aborted()
                 if seen_abort:
                     yield aborted_event()
                     return
-                yield ToolCallDeltaEvent(index, chunk, shallow_copy(partial))
-            call.arguments = block.arguments
-            yield ToolCallEndEvent(index, block, shallow_copy(partial))
-        if message.stop_reason == "error" or message.stop_reason == "aborted":
-            yield ErrorEvent(message.stop_reason, message)
-        else:
-            yield DoneEvent(message.stop_reason, message)
-
-    return events()
+                # append_text(live, field, chunk), inlined (see there why the text is popped).
+                grown = values.pop(field)
+                grown += chunk
+                values[field] = grown
+                del grown  # leave the block the text's only holder while suspended, as append_text does
+                yield delta(index, chunk, snapshot())
+            yield end(index, text, snapshot())
+            continue
+        call = ToolCall(id=block.id, name=block.name, arguments={})
+        partial.content = [*partial.content, call]
+        yield ToolCallStartEvent(index, snapshot())
+        for chunk in _split_by_token_size(json_stringify(block.arguments), min_size, max_size):
+            if paced:
+                yield _Pace(chunk)
+            seen_abort = aborted()
+            if seen_abort:
+                yield aborted_event()
+                return
+            yield ToolCallDeltaEvent(index, chunk, snapshot())
+        call.arguments = block.arguments
+        yield ToolCallEndEvent(index, block, snapshot())
+    if message.stop_reason == "error" or message.stop_reason == "aborted":
+        yield ErrorEvent(message.stop_reason, message)
+    else:
+        yield DoneEvent(message.stop_reason, message)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -121,15 +121,41 @@ def fast_construct(cls: type[M], **values: Any) -> M:
 
 def shallow_copy(model: M) -> M:
     """``{...message}``: a new model sharing the field values (the content list included)."""
-    copied = _new(model.__class__)
+    copied = _new(type(model))
     _set_dict(copied, model.__dict__.copy())
     _set_fields_set(copied, model.__pydantic_fields_set__.copy())
     # Never shared, not even empty: an attribute set on one copy must not appear on the other.
     extra = model.__pydantic_extra__
-    _set_extra(copied, None if extra is None else extra.copy())
+    _set_extra(copied, None if extra is None else extra.copy() if extra else {})
     private = model.__pydantic_private__
     _set_private(copied, None if private is None else private.copy())
     return copied
+
+
+def shallow_copier(model: M) -> Callable[[], M]:
+    """A function returning ``shallow_copy(model)`` of the model as it is at each call.
+
+    For a model copied again and again (a provider's partial message, once per delta): its slots
+    are read once here. Their contents are copied at each call, so field assignments made in
+    between (pydantic writes into the same ``__dict__`` and fields set) are seen; replacing the
+    slots themselves (``__dict__`` = ...) is not.
+    """
+    cls = type(model)
+    values = model.__dict__
+    fields_set = model.__pydantic_fields_set__
+    extra = model.__pydantic_extra__
+    private = model.__pydantic_private__
+
+    def copy() -> M:
+        copied = _new(cls)
+        _set_dict(copied, values.copy())
+        _set_fields_set(copied, fields_set.copy())
+        # Never shared, not even empty (see shallow_copy).
+        _set_extra(copied, None if extra is None else extra.copy() if extra else {})
+        _set_private(copied, None if private is None else private.copy())
+        return copied
+
+    return copy
 
 
 def append_text(block: BaseModel, field: str, delta: str) -> None:

@@ -452,18 +452,20 @@ class Agent:
         active = self._active
         if active is None:
             raise AgentError("Agent listener invoked outside active run")
-        signal = active.controller.signal
         listeners = self._listeners
         # The listeners as of the start of this dispatch (cached until the next (un)subscribe).
         snapshot = self._listener_snapshot
         if snapshot is None:
             snapshot = self._listener_snapshot = tuple(listeners.items())
-        for index, (listener, capacity) in enumerate(snapshot):
+        for entry in snapshot:
+            listener, capacity = entry
             if listener not in listeners:
                 continue  # removed by an earlier listener during this dispatch
-            result = listener(event) if capacity == 1 else listener(event, signal)
+            result = listener(event) if capacity == 1 else listener(event, active.controller.signal)
             if result is not None and hasattr(result, "__await__"):
-                return self._finish_dispatch(result, event, signal, snapshot, index + 1)
+                # (No index kept in the loop: each listener is once in the snapshot.)
+                start = snapshot.index(entry) + 1
+                return self._finish_dispatch(result, event, active.controller.signal, snapshot, start)
         return None
 
     async def _finish_dispatch(

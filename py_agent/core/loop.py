@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from ..ai._interop import camel_to_snake, get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
-from ..ai.event_stream import EventStream, StreamEndedWithoutResult
+from ..ai.event_stream import PENDING, EventStream, StreamEndedWithoutResult
 from ..ai.registry import stream_simple
 from ..ai.types import (
     AssistantMessage,
@@ -388,7 +388,16 @@ async def _stream_assistant_response(
 
     partial: Any = None
     added_partial = False
-    async for event in response:
+    events = aiter(response)
+    # An EventStream hands over the events it has ready without an await (see ``poll``).
+    poll = response.poll if isinstance(response, EventStream) else None
+    while True:
+        event = poll() if poll is not None else PENDING
+        if event is PENDING:
+            try:
+                event = await anext(events)
+            except StopAsyncIteration:
+                break
         kind = event.type
         if kind in _PARTIAL_EVENTS:  # the per-delta case first
             if partial is not None:

@@ -17,6 +17,7 @@ from py_agent.ai.types import (
     Usage,
     UserMessage,
     fast_construct,
+    shallow_copier,
     shallow_copy,
 )
 from py_agent.core.types import AgentToolResult
@@ -109,3 +110,45 @@ def test_shallow_copy_keeps_extra_fields_apart() -> None:
     copied = shallow_copy(original)
     assert slots(copied) == slots(original.model_copy())
     assert copied.__pydantic_extra__ is not original.__pydantic_extra__
+
+
+def _assert_apart(copied: BaseModel, original: BaseModel) -> None:
+    """No slot container of ``copied`` is shared with ``original``'s (values are: it is shallow)."""
+    assert copied.__dict__ is not original.__dict__
+    assert copied.__pydantic_fields_set__ is not original.__pydantic_fields_set__
+    if copied.__pydantic_extra__ is not None:
+        assert copied.__pydantic_extra__ is not original.__pydantic_extra__
+    if copied.__pydantic_private__ is not None:
+        assert copied.__pydantic_private__ is not original.__pydantic_private__
+    for name, value in original.__dict__.items():
+        assert copied.__dict__[name] is value
+
+
+@pytest.mark.parametrize(("cls", "values"), CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_shallow_copier_is_model_copy(cls: type[BaseModel], values: dict[str, Any]) -> None:
+    original = cls.model_construct(**values)
+    copy = shallow_copier(original)
+    first, second = copy(), copy()
+    reference = original.model_copy()
+    for copied in (first, second):
+        assert type(copied) is cls
+        assert slots(copied) == slots(reference)
+        _assert_apart(copied, original)
+    _assert_apart(second, first)
+
+
+def test_shallow_copier_copies_the_model_as_it_is_at_each_call() -> None:
+    original = AssistantMessage.model_validate(
+        {"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m", "timestamp": 0, "note": "x"}
+    )
+    copy = shallow_copier(original)
+    before = copy()
+    # pydantic's assignments write into the slots' containers, which the copier reads at each call.
+    original.content = [TextContent(text="t")]
+    original.response_model = "r"  # a field not set before: it joins the fields set
+    original.note = "y"  # an extra field
+    after = copy()
+    assert slots(after) == slots(original.model_copy())
+    _assert_apart(after, original)
+    assert before.content == [] and before.response_model is None and before.note == "x"
+    assert "response_model" not in before.model_fields_set

@@ -20,7 +20,7 @@ from helpers import (
 
 from py_agent.ai.abort import AbortController, AbortSignal
 from py_agent.ai.event_stream import AssistantMessageEventStream
-from py_agent.ai.events import DoneEvent, TextDeltaEvent
+from py_agent.ai.events import DoneEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent
 from py_agent.core import (
     AgentContext,
     AgentLoopConfig,
@@ -618,3 +618,35 @@ async def test_loop_does_not_check_abort_before_calling_the_stream():
     assert scripted.call_count == 1
     assert events.types == seq("AS TS MS ME MS ME TE AE")
     assert result[-1].stop_reason == "aborted"
+
+
+async def test_loop_consumes_a_stream_that_is_not_an_event_stream():
+    """A stream function may return any async iterable with ``result()`` (the loop awaits it)."""
+    final = asst("ab")
+    partials = [asst(""), asst("a"), asst("ab")]
+
+    class Stream:
+        def __aiter__(self):
+            return self._events()
+
+        async def _events(self):
+            yield StartEvent(partial=partials[0])
+            yield TextStartEvent(content_index=0, partial=partials[0])
+            for index, delta in ((1, "a"), (2, "b")):
+                await asyncio.sleep(0)
+                yield TextDeltaEvent(content_index=0, delta=delta, partial=partials[index])
+            yield TextEndEvent(content_index=0, content="ab", partial=partials[2])
+            yield DoneEvent(reason="stop", message=final)
+
+        async def result(self):
+            return final
+
+    recorder = Recorder()
+    messages = await run_agent_loop(
+        [user("go")], AgentContext(messages=[]), config(), recorder, None, lambda *_: Stream()
+    )
+    assert messages[-1] is final
+    updates = recorder.of("MU")
+    assert [u.assistant_message_event.type for u in updates] == ["text_start", "text_delta", "text_delta", "text_end"]
+    assert [u.message for u in updates] == [partials[0], partials[1], partials[2], partials[2]]
+    assert all(u.message is not u.assistant_message_event.partial for u in updates)

@@ -6,7 +6,7 @@ import pytest
 from helpers import asst, settle
 
 from py_agent.ai.abort import AbortController, AbortSignal
-from py_agent.ai.event_stream import AssistantMessageEventStream, EventStream
+from py_agent.ai.event_stream import PENDING, AssistantMessageEventStream, EventStream
 from py_agent.ai.events import DoneEvent, ErrorEvent, StartEvent, TextDeltaEvent
 
 
@@ -81,6 +81,89 @@ async def test_event_stream_result_waits_until_resolved():
     final = asst("x")
     stream.push(DoneEvent(reason="stop", message=final))
     assert await asyncio.wait_for(waiter, 1) is final
+
+
+def _letters() -> EventStream:
+    """A stream whose terminal event is "end" (result: "result:end")."""
+    return EventStream(lambda e: e == "end", lambda e: f"result:{e}")
+
+
+async def test_event_stream_sync_source_is_pulled_as_the_consumer_iterates():
+    stream = _letters()
+    produced = []
+
+    def source():
+        for item in ("a", "b", "end", "never"):
+            produced.append(item)
+            yield item
+
+    stream.set_source(source())
+    assert produced == []  # nothing ahead of the consumer
+    iterator = aiter(stream)
+    assert await anext(iterator) == "a" and produced == ["a"]
+    assert [e async for e in iterator] == ["b", "end"]
+    assert produced == ["a", "b", "end"]  # not pulled past the terminal event
+    assert await stream.result() == "result:end"
+
+
+async def test_event_stream_sync_source_ending_or_failing():
+    ended = _letters()
+    ended.set_source(iter(["a"]))
+    assert [e async for e in ended] == ["a"]
+    assert ended.done and not ended.has_result
+
+    def broken():
+        yield "a"
+        raise ValueError("boom")
+
+    failed = _letters()
+    failed.set_source(broken())
+    assert [e async for e in failed] == ["a"]
+    with pytest.raises(ValueError, match="boom"):
+        await failed.result()
+
+    # result() alone drives the source (the events stay queued for a later consumer).
+    driven = _letters()
+    driven.set_source(iter(["a", "end"]))
+    assert await driven.result() == "result:end"
+    assert [e async for e in driven] == ["a", "end"]
+
+
+async def test_event_stream_async_source_hands_over_to_a_sync_one():
+    stream = _letters()
+
+    async def first():
+        await asyncio.sleep(0)
+        yield "a"
+        stream.set_source(iter(["b", "end"]))
+
+    stream.set_source(first())
+    assert stream.poll() is PENDING  # an async source is pulled by iterating only
+    assert [e async for e in stream] == ["a", "b", "end"]
+    assert await stream.result() == "result:end"
+
+
+async def test_event_stream_poll_hands_over_ready_events_once_in_order():
+    pushed = _letters()
+    assert pushed.poll() is PENDING
+    pushed.push("a")
+    pushed.push("b")
+    assert pushed.poll() == "a"
+    pushed.push("end")
+    assert [e async for e in pushed] == ["b", "end"]
+    assert pushed.poll() is PENDING
+
+    pulled = _letters()
+    pulled.push("queued")
+    pulled.set_source(iter(["a", "b", "end", "never"]))
+    iterator = aiter(pulled)
+    assert pulled.poll() == "queued"  # queued events first
+    assert pulled.poll() == "a"
+    assert await anext(iterator) == "b"
+    assert pulled.poll() == "end"
+    assert pulled.done and await pulled.result() == "result:end"
+    assert pulled.poll() is PENDING
+    assert [e async for e in iterator] == []
 
 
 def test_abort_controller_basics():
