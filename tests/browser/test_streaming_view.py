@@ -96,7 +96,7 @@ def run(page: Any, states: list[AssistantMessage], final: AssistantMessage) -> d
     rev: int | None = None
     fulls, deltas = [], []
     for message in states:
-        snapshot = view.snapshot(message, rev, [], 0, lambda m=message: message_to_json(m))  # type: ignore[misc]
+        snapshot = view.snapshot(message, rev, [], 0, lambda m=message: message_to_json(m))
         rev = snapshot["rev"]
         deltas.append(snapshot)
         fulls.append({"rev": -1, "message": message_to_json(message), "tools": []})
