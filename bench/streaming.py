@@ -270,8 +270,8 @@ to the last block, new blocks, a tool call's changed arguments: py_agent/app/str
 applied by web/ui/chat.js, which gives the Markdown renderer only the appended text
 (`appendMarkdownInto`): no work per frame reads the whole reply, in Python or in the page. The
 whole message is sent when the page has no copy of it (a new reply, a reload). A reply that grew
-by more than 12,000 characters between two renders (renders wait their turn behind the stream's
-callbacks, and a fast reply ends at once) is rendered 12,000 characters per task until caught up,
+by more than 8,000 characters between two renders (renders wait their turn behind the stream's
+callbacks, and a fast reply ends at once) is rendered 8,000 characters per task until caught up,
 its end included: it is shown as finished once all of it is. The streaming cursor is placed by
 chat.js on the reply's last element (a class), so ending the reply restyles that element only;
 the CSS rule that matched any last element made ending a long reply restyle and lay out all of

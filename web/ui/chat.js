@@ -22,7 +22,7 @@ const LONG_LINES = 14;
 // New text of a reply rendered in one task at most (a few ms of Markdown): a reply that grew by
 // more between two updates (the page was busy; a long reply ends at once) is caught up with over
 // the next tasks, so no task renders a whole long reply.
-const RENDER_CHUNK = 12_000;
+const RENDER_CHUNK = 8_000;
 
 // A failed or stopped reply, as py_agent/app/errors.py describes it (item.errorView): our words,
 // then the provider's own as a quote. Older pages' items without a view fall back to friendlyError.
