@@ -9,14 +9,15 @@ it can (OpenAI Chat Completions SSE, ~7 MB). The app (a copy of static/ on a pla
 in headless Chromium) streams it through py_agent's provider, its agent loop and web/app.js, which
 renders the growing reply once per animation frame as Markdown. In the page we record:
 
-- every render of the reply (a MutationObserver on the transcript: time, characters shown), so
+- every render of the reply (a MutationObserver on the transcript: its time), so
   deltas rendered per second = deltas / (last render - first render); and from the click on Send
   to the complete reply;
 - the longest main-thread task: PerformanceObserver "longtask" entries (tasks over 50 ms), and
   the longest gap between animation frames (a rAF monitor) while the reply streams;
 - what each frame's render of the reply costs (``pyAgentApp.frameTimings``, filled by web/app.js:
-  the page's Markdown rendering of the snapshot, and the snapshot's pull from Python), near the
-  start of the reply (its first quarter) and near its end (its last quarter).
+  the page's rendering of the update, and the update's pull from Python: only what changed since
+  the last one, py_agent/app/stream_delta.py), near the start of the reply (its first quarter)
+  and near its end (its last quarter).
 """
 
 from __future__ import annotations
@@ -80,10 +81,12 @@ MONITOR = """() => {
   requestAnimationFrame(frame);
   const transcript = document.getElementById("transcript");
   new MutationObserver(() => {
-    const messages = transcript.querySelectorAll(".msg.assistant");
-    const last = messages[messages.length - 1];
-    const shown = last ? (last.querySelector(".blocks")?.textContent.length ?? 0) : 0;
-    if (shown) m.renders.push([performance.now(), shown, last.classList.contains("streaming")]);
+    const last = transcript.lastElementChild;
+    if (!last?.matches(".msg.assistant")) return;
+    // Whether the reply shows text yet: its first block holds some (reading all its text, at
+    // every render, would be work of this observer that grows with the reply, in the tasks measured).
+    const first = last.querySelector(":scope > .blocks > .md");
+    if (first && !first.hidden && first.firstChild) m.renders.push([performance.now(), 1, last.classList.contains("streaming")]);
   }).observe(transcript, { subtree: true, childList: true, characterData: true });
 }"""
 
@@ -209,7 +212,7 @@ The mock provider server streams a reply of {DELTAS:,} text deltas (4 characters
 Markdown: paragraphs of prose, a Python code block every 8 paragraphs and a list every 8; OpenAI
 Chat Completions SSE, ~7 MB) as fast as it can to the chat app, cross-origin, {RUNS} runs in one
 page after a warm-up (`bench/streaming.py`). The app renders the growing reply once per animation
-frame. A frame's render is the page's work on the reply's snapshot (`ChatView.showStreaming`:
+frame. A frame's render is the page's work on the reply's update (`ChatView.showStreaming`:
 Markdown, sanitizing, highlighting, the DOM), measured by web/app.js for every frame; "near the
 start" is the frames that showed at most the first quarter of the reply, "near the end" those that
 showed its last quarter; medians per run, then the median over the runs that had both.
@@ -231,7 +234,7 @@ showed its last quarter; medians per run, then the median over the runs that had
 | … the longest of them | {_report.summary(values("late_render_max_ms"), "ms", 2)} |
 | ratio end / start | {_report.summary(values("render_ratio"), "", 2)} |
 | for comparison: rendering the whole 200 kB reply once (what each frame near the end cost before) | {_report.summary(whole_ms, "ms", 1)} |
-| the pull of the snapshot from Python, near the start (waiting included) | {_report.summary(values("early_pull_ms"), "ms", 2)} |
+| the pull of the update from Python, near the start (waiting included) | {_report.summary(values("early_pull_ms"), "ms", 2)} |
 | … near the end | {_report.summary(values("late_pull_ms"), "ms", 2)} |
 
 Targets: at least 5,000 deltas per second: {rate:,.0f}/s — {"met" if rate >= 5000 else "not met"}. No
@@ -260,10 +263,21 @@ frame costs the same at the end of a long reply as at its start (before, each fr
 whole reply again: the comparison row). Raw HTML or link reference definitions in a reply make it
 fall back to rendering the whole text at every frame (an unclosed tag reaches into the blocks
 after it; a definition applies to the whole text). The same DOM as a whole render, at every
-frame and at the end, is tested in tests/browser/test_markdown_stream.py. What still grows with
-the reply: the snapshot the page pulls from Python carries the whole message (its JSON, a few
-milliseconds at 200 kB: the pull rows), and renders are fewer than frames because each pull waits
-its turn behind the stream's callbacks.
+frame and at the end, is tested in tests/browser/test_markdown_stream.py.
+
+What the page pulls at each frame is only what changed since its last pull (the text appended
+to the last block, new blocks, a tool call's changed arguments: py_agent/app/stream_delta.py),
+applied by web/ui/chat.js, which gives the Markdown renderer only the appended text
+(`appendMarkdownInto`): no work per frame reads the whole reply, in Python or in the page. The
+whole message is sent when the page has no copy of it (a new reply, a reload). A reply that grew
+by more than 8,000 characters between two renders (renders wait their turn behind the stream's
+callbacks, and a fast reply ends at once) is rendered 8,000 characters per task until caught up,
+its end included: it is shown as finished once all of it is. The streaming cursor is placed by
+chat.js on the reply's last element (a class), so ending the reply restyles that element only;
+the CSS rule that matched any last element made ending a long reply restyle and lay out all of
+it again (a 90 ms task at 200 kB). tests/browser/test_streaming_view.py checks that a reply
+rendered from the changes is the DOM of one rendered from whole messages at every update, and of
+the finished message rendered anew at the end.
 """
 
 if __name__ == "__main__":

@@ -520,7 +520,7 @@ async function pullStream() {
   const started = performance.now();
   let result;
   try {
-    result = await py("streaming_snapshot");
+    result = await py("streaming_snapshot", { since: ui.chat.streamRevision });
   } finally {
     streamScheduled = false;
   }
@@ -529,7 +529,7 @@ async function pullStream() {
   ui.chat.showStreaming(result.snapshot);
   updateWelcome();
   // bench/streaming.py sets app.frameTimings to an array to see what each frame costs.
-  app.frameTimings?.push({ started, pulled, rendered: performance.now(), chars: JSON.stringify(result.snapshot.message.content ?? "").length });
+  app.frameTimings?.push({ started, pulled, rendered: performance.now(), chars: ui.chat.streamChars });
 }
 
 // ---- model ----

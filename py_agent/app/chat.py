@@ -53,6 +53,7 @@ from .network import provider_transport, unreachable_advice
 from .plugin import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
+from .stream_delta import StreamView
 
 __all__ = ["INTERRUPTED_MESSAGE", "ChatSession", "Emit", "QueuedMessage"]
 
@@ -110,6 +111,8 @@ class ChatSession:
         self._stream_parent: str | None = None
         self._stream_notified = False
         self._tool_status: dict[str, dict[str, Any]] = {}
+        self._tool_version = 0
+        self._stream_view = StreamView()  # what the page has of the streaming reply
         self.tool_errors: list[str] = []
         self.host_extras: dict[str, Any] = {}
         """Values the app adds to every ToolHost's ``extras`` (e.g. ``"tool_settings"``)."""
@@ -236,6 +239,7 @@ class ChatSession:
             if role == "user":
                 self._delivered(message)
             elif role == "assistant":
+                self._stream_view.reset()
                 self._stream_parent = self.session.leaf_id
                 self._draft_saved_at = time.monotonic()
                 self._notify_stream()
@@ -310,6 +314,7 @@ class ChatSession:
         if "args" in state:
             state["args"] = _plain(state["args"])
         self._tool_status[tool_call_id] = state
+        self._tool_version += 1
         self._emit("tool", {"sessionId": self.id, **state})
 
     # ---- persistence ----------------------------------------------------------------------------
@@ -574,12 +579,19 @@ class ChatSession:
     def transcript(self) -> list[dict[str, Any]]:
         return [self.item(entry) for entry in self.session.path() if isinstance(entry, MessageEntry)]
 
-    def streaming_snapshot(self) -> dict[str, Any] | None:
+    def streaming_snapshot(self, since: int | None = None) -> dict[str, Any] | None:
+        """The reply being streamed, for a page that has revision ``since`` of it: only what
+        changed since then, or the whole message (see py_agent/app/stream_delta.py)."""
         self._stream_notified = False
         message = self.agent.state.streaming_message
         if message is None or role_of(message) != "assistant":
             return None
-        return {"message": self._scrubbed_json(message), "tools": list(self._tool_status.values())}
+        tools = self._tool_status.values()
+        if not isinstance(message, AssistantMessage):
+            return {"message": self._scrubbed_json(message), "tools": list(tools)}
+        return self._stream_view.snapshot(
+            message, since, tools, self._tool_version, lambda: self._scrubbed_json(message)
+        )
 
     def state(self) -> dict[str, Any]:
         meta = self.session.metadata

@@ -523,10 +523,10 @@ class WebApp:
         await self._chat().switch_branch(entry_id)
         return {}
 
-    def cmd_streaming_snapshot(self) -> dict[str, Any]:
+    def cmd_streaming_snapshot(self, since: int | None = None) -> dict[str, Any]:
         if self.chat is None:
             return {"snapshot": None}
-        return {"sessionId": self.chat.id, "snapshot": self.chat.streaming_snapshot()}
+        return {"sessionId": self.chat.id, "snapshot": self.chat.streaming_snapshot(since)}
 
     async def cmd_set_model(self, provider: str, id: str) -> dict[str, Any]:
         model = self._resolve(provider, id)

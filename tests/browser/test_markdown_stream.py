@@ -1,5 +1,5 @@
-"""Incremental Markdown (web/ui/markdown.js, renderMarkdownInto): a text rendered as it grows gives
-the same DOM as rendering it whole, at every step and at the end.
+"""Incremental Markdown (web/ui/markdown.js, renderMarkdownInto and appendMarkdownInto): a text
+rendered as it grows gives the same DOM as rendering it whole, at every step and at the end.
 
 The module is imported into a blank page of the site's origin (no Python: only the page's
 JavaScript is under test). At each step the streamed element must equal renderMarkdown() of the
@@ -47,7 +47,7 @@ DOCUMENTS: dict[str, str] = {
 }
 
 SCRIPT = """async ([text, steps]) => {
-  const { renderMarkdown, renderMarkdownInto } = await import("/ui/markdown.js");
+  const { renderMarkdown, renderMarkdownInto, appendMarkdownInto } = await import("/ui/markdown.js");
   const plain = (root) => {
     const copy = root.cloneNode(true);
     for (const code of copy.querySelectorAll("pre > code")) {
@@ -63,17 +63,26 @@ SCRIPT = """async ([text, steps]) => {
     return el;
   };
   const el = document.createElement("div");
+  const added = document.createElement("div"); // fed only what each step appends (appendMarkdownInto)
   const mismatches = [];
+  const appendMismatches = [];
   let kept = 0;
+  let last = 0;
   for (const end of steps) {
     const prefix = text.slice(0, end);
     const before = new Set(el.childNodes);
     renderMarkdownInto(el, prefix, { streaming: true });
+    appendMarkdownInto(added, prefix, text.slice(last, end), { streaming: true });
+    last = end;
     kept += [...el.childNodes].filter((n) => before.has(n)).length;
-    if (plain(el) !== plain(whole(prefix, { highlight: false }))) mismatches.push(end);
+    const expected = plain(whole(prefix, { highlight: false }));
+    if (plain(el) !== expected) mismatches.push(end);
+    if (added.innerHTML !== el.innerHTML) appendMismatches.push(end);
   }
   renderMarkdownInto(el, text, { streaming: false });
-  return { mismatches, kept, final: el.innerHTML, expected: whole(text, { highlight: true }).innerHTML };
+  renderMarkdownInto(added, text, { streaming: false });
+  const expected = whole(text, { highlight: true }).innerHTML;
+  return { mismatches, appendMismatches, kept, final: el.innerHTML, appendFinal: added.innerHTML, expected };
 }"""
 
 
@@ -105,6 +114,9 @@ def test_incremental_render_equals_the_whole_render(page: Any, name: str) -> Non
     result = page.evaluate(SCRIPT, [text, steps_for(text, len(name))])
     assert result["mismatches"] == []
     assert result["final"] == result["expected"]
+    # Fed only the appended pieces (a streaming reply's updates), the DOM is the same at every step.
+    assert result["appendMismatches"] == []
+    assert result["appendFinal"] == result["expected"]
 
 
 def test_finished_blocks_are_kept_between_updates(page: Any) -> None:

@@ -4,7 +4,7 @@
 // switchers, inline editing of your own messages and "Show more" for long ones.
 
 import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion } from "./dom.js";
-import { renderMarkdownInto } from "./markdown.js";
+import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 import { py } from "./bridge.js";
 
@@ -19,6 +19,10 @@ const NEAR_PX = 1200; // how close to a window's edge the scroll must get for th
 const STICK_PX = 80;
 const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed
 const LONG_LINES = 14;
+// New text of a reply rendered in one task at most (a few ms of Markdown): a reply that grew by
+// more between two updates (the page was busy; a long reply ends at once) is caught up with over
+// the next tasks, so no task renders a whole long reply.
+const RENDER_CHUNK = 8_000;
 
 // A failed or stopped reply, as py_agent/app/errors.py describes it (item.errorView): our words,
 // then the provider's own as a quote. Older pages' items without a view fall back to friendlyError.
@@ -126,6 +130,39 @@ function shortArgs(args) {
   return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
 
+/** Whether `text` is the text `entry` showed last followed by `added` (lengths only: the caller knows it extends it). */
+function grewBy(entry, text, added) {
+  return typeof added === "string" && typeof entry.text === "string" && entry.text.length + added.length === text.length;
+}
+
+/**
+ * Apply a streaming update's operations (py_agent/app/stream_delta.py) to `message`; returns
+ * what was appended to each block's text or thinking, by block index.
+ */
+function applyOps(message, ops) {
+  if (!Array.isArray(message.content)) message.content = [];
+  const content = message.content;
+  const appended = new Map();
+  for (const op of ops) {
+    const i = op.i;
+    const block = content[i];
+    if (op.block) {
+      content[i] = op.block;
+    } else if (typeof op.text === "string" && block) {
+      block.text = (block.text ?? "") + op.text;
+      appended.set(i, op.text);
+    } else if (typeof op.thinking === "string" && block) {
+      block.thinking = (block.thinking ?? "") + op.thinking;
+      appended.set(i, op.thinking);
+    } else if (Array.isArray(op.args) && block) {
+      const args = { ...(block.arguments ?? {}) };
+      for (const [key, how, value] of op.args) args[key] = how === "append" ? String(args[key] ?? "") + value : value;
+      content[i] = { ...block, arguments: args };
+    }
+  }
+  return appended;
+}
+
 export class ChatView {
   constructor({ scroller, transcript, onRetry, onEdit, onSwitch, onJump }) {
     this.scroller = scroller;
@@ -144,6 +181,8 @@ export class ChatView {
     this.later = null;
     this.edges = new IntersectionObserver((entries) => this.onEdge(entries), { root: scroller, rootMargin: `${NEAR_PX}px 0px` });
     this.streamNode = null;
+    this.streamMessage = null; // the reply being streamed, as the page has it (revision streamRev)
+    this.streamRev = null;
     this.streaming = false;
     this.previewing = false; // showing what the page read from storage before Python had it
     this.stick = true;
@@ -365,13 +404,10 @@ export class ChatView {
     if (role === "assistant" && this.streamNode) {
       const node = this.streamNode;
       this.streamNode = null;
-      this.fillAssistant(node, item, index, false);
       this.nodes.set(item.entryId, node);
       this.rendered.set(index, node);
       node.dataset.entryId = item.entryId;
-      node.classList.remove("streaming");
-      node.removeAttribute("aria-busy");
-      node.setAttribute("aria-label", "Assistant's reply"); // no longer "in progress"
+      this.finishStreamed(node, item, index);
     } else {
       const node = this.renderAt(index);
       if (node) {
@@ -389,6 +425,24 @@ export class ChatView {
     }
     if (role === "user") this.scrollToBottom();
     this.refreshActions();
+  }
+
+  /** The streamed reply `node`, now finished as `item`: shown as such once its text is all rendered. */
+  finishStreamed(node, item, index) {
+    clearTimeout(node._catchUp);
+    node._catchUp = 0;
+    if (!this.fillAssistant(node, item, index, false)) {
+      node._catchUp = setTimeout(() => {
+        node._catchUp = 0;
+        if (this.rendered.get(index) !== node) return; // the transcript was rendered anew meanwhile
+        this.finishStreamed(node, item, index);
+        this.refreshActions();
+      }, 0);
+      return;
+    }
+    node.classList.remove("streaming");
+    node.removeAttribute("aria-busy");
+    node.setAttribute("aria-label", "Assistant's reply"); // no longer "in progress"
   }
 
   renderItem(item, index) {
@@ -510,7 +564,12 @@ export class ChatView {
 
   // ---- assistant messages ----
 
-  fillAssistant(article, item, index, streaming) {
+  /**
+   * Render `item` (an assistant message) into `article`; `appended`: what a streaming update
+   * appended to each block (showStreaming). Returns false when a text is not all rendered yet
+   * (RENDER_CHUNK): the article is then left as streaming, for the caller to call again.
+   */
+  fillAssistant(article, item, index, streaming, appended = null) {
     const m = item.message ?? {};
     let blocks = article.querySelector(":scope > .blocks");
     if (!blocks) {
@@ -519,6 +578,7 @@ export class ChatView {
     }
     const content = Array.isArray(m.content) ? m.content : [];
     const cache = article._blocks ?? (article._blocks = []);
+    let behind = false;
     content.forEach((block, i) => {
       let entry = cache[i];
       if (!entry || entry.type !== block.type) {
@@ -527,20 +587,21 @@ export class ChatView {
         else blocks.append(el);
         entry = cache[i] = { type: block.type, el, sig: null };
       }
-      this.updateBlock(entry, block, m, streaming);
+      if (this.updateBlock(entry, block, m, streaming, appended?.get(i)) === false) behind = true;
     });
     for (let i = content.length; i < cache.length; i += 1) cache[i].el.remove();
     cache.length = content.length;
-    // /\S/ rather than trim(): a streaming reply's text is long, and this runs at every frame.
-    const visible = content.some((b) => (b.type === "text" && HAS_TEXT.test(b.text ?? "")) || (b.type === "thinking" && HAS_TEXT.test(b.thinking ?? "")) || b.type === "toolCall");
-    article.classList.toggle("waiting", streaming && !visible);
+    const live = streaming || behind;
+    const visible = cache.some((e) => e.hasText || e.type === "toolCall");
+    article.classList.toggle("waiting", live && !visible);
+    this.placeCursor(article, blocks, live);
 
     article.querySelector(":scope > .msg-foot")?.remove();
     article.querySelector(":scope > .msg-error")?.remove();
-    if (streaming) {
+    if (live) {
       article.classList.add("streaming");
       article.setAttribute("aria-busy", "true");
-      return;
+      return !behind;
     }
     const isLast = index === this.lastAssistantIndex(index);
     if (m.stopReason === "error" || m.stopReason === "aborted") {
@@ -580,6 +641,7 @@ export class ChatView {
       foot.append(copy);
     }
     article.append(foot);
+    return true;
   }
 
   lastAssistantIndex() {
@@ -617,28 +679,31 @@ export class ChatView {
     return h("div", { class: "md" });
   }
 
-  updateBlock(entry, block, message, streaming) {
+  /**
+   * `added`: what a streaming update appended to the block's text (showStreaming); the text is
+   * then that of the last update plus `added`, and only `added` is read (the work per frame does
+   * not grow with the reply).
+   */
+  updateBlock(entry, block, message, streaming, added) {
     const el = entry.el;
-    if (block.type === "text") {
-      const text = block.text ?? "";
-      if (entry.text === text && entry.streaming === streaming) return;
-      entry.text = text;
-      entry.streaming = streaming;
-      // Only the blocks the text has not finished yet are rendered again (markdown.js).
-      renderMarkdownInto(el, text, { streaming });
-      el.hidden = !HAS_TEXT.test(text);
-    } else if (block.type === "thinking") {
+    if (block.type === "text") return this.updateText(entry, block.text ?? "", streaming, added);
+    if (block.type === "thinking") {
       const text = block.thinking ?? "";
+      const grew = grewBy(entry, text, added);
+      const shown = grew && entry.shown === entry.text && entry.live && streaming;
+      entry.hasText = grew ? entry.hasText || HAS_TEXT.test(added) : HAS_TEXT.test(text);
       entry.text = text;
       entry.live = streaming;
-      el.hidden = !HAS_TEXT.test(text) && !block.redacted;
+      el.hidden = !entry.hasText && !block.redacted;
       el.classList.toggle("live", streaming);
       el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
       const sig = `${streaming}|${el.open}`;
       if (entry.sig === sig && entry.shown === text) return;
       entry.sig = sig;
       if (el.open || !streaming) {
-        renderMarkdownInto(el.querySelector(".thinking-body"), text, { highlight: false, streaming });
+        const body = el.querySelector(".thinking-body");
+        if (shown) appendMarkdownInto(body, text, added, { highlight: false, streaming });
+        else renderMarkdownInto(body, text, { highlight: false, streaming });
         entry.shown = text;
       }
       if (!el._toggle) {
@@ -654,6 +719,40 @@ export class ChatView {
       entry.streaming = streaming;
       this.paintTool(el, block, message, streaming);
     }
+  }
+
+  /**
+   * A text block: only the Markdown blocks the text has not finished are rendered again
+   * (markdown.js), and only what was added is read when the text extends the one shown. At most
+   * RENDER_CHUNK new characters are rendered: returns false when some are left for a next call.
+   */
+  updateText(entry, text, streaming, added) {
+    const el = entry.el;
+    if (entry.text === text && entry.streaming === streaming) return true;
+    const shown = entry.text;
+    let piece = null; // what extends the text shown, when it does (its Markdown was rendered as streaming)
+    if (typeof shown === "string" && entry.streaming) {
+      if (grewBy(entry, text, added)) piece = added;
+      else if (text.length >= shown.length && text.startsWith(shown)) piece = text.slice(shown.length);
+    }
+    const whole = piece === null || piece.length <= RENDER_CHUNK;
+    if (!whole) {
+      piece = piece.slice(0, RENDER_CHUNK);
+      text = shown + piece;
+      streaming = true;
+    }
+    if (piece !== null) {
+      appendMarkdownInto(el, text, piece, { streaming });
+      // /\S/ rather than trim(), and on the new text only: this runs at every frame.
+      entry.hasText ||= HAS_TEXT.test(piece);
+    } else {
+      renderMarkdownInto(el, text, { streaming });
+      entry.hasText = HAS_TEXT.test(text);
+    }
+    entry.text = text;
+    entry.streaming = streaming;
+    el.hidden = !entry.hasText;
+    return whole;
   }
 
   toolState(block, message, streaming) {
@@ -725,8 +824,35 @@ export class ChatView {
 
   // ---- streaming ----
 
+  /** The revision of the streaming reply the page has (Python sends the changes since then). */
+  get streamRevision() {
+    return this.streamNode && this.streamMessage ? this.streamRev : null;
+  }
+
+  /** Characters of the streaming reply's text and thinking shown (bench/streaming.py). */
+  get streamChars() {
+    const content = this.streamNode ? this.streamMessage?.content : null;
+    if (!Array.isArray(content)) return 0;
+    return content.reduce((n, b) => n + (b?.text?.length ?? 0) + (b?.thinking?.length ?? 0), 0);
+  }
+
+  /**
+   * The reply being streamed (py_agent/app/stream_delta.py): whole (`message`), or the changes
+   * (`ops`) to revision `base` of it, which the page applies only if it has that revision (else
+   * the next update brings it whole).
+   */
   showStreaming(snapshot) {
-    if (!snapshot?.message) return;
+    let appended = null;
+    if (snapshot?.ops) {
+      if (!this.streamNode || !this.streamMessage || snapshot.base !== this.streamRev) {
+        this.streamRev = null;
+        return;
+      }
+      appended = applyOps(this.streamMessage, snapshot.ops);
+    } else if (snapshot?.message) {
+      this.streamMessage = snapshot.message;
+    } else return;
+    this.streamRev = snapshot.rev ?? null;
     for (const t of snapshot.tools ?? []) this.toolStatus.set(t.toolCallId, t);
     if (!this.streamNode) {
       this.streamNode = h("article", { class: "msg assistant streaming", "aria-label": "Assistant's reply (in progress)", "aria-busy": "true" });
@@ -734,7 +860,36 @@ export class ChatView {
       if (this.atEnd) this.root.append(this.streamNode);
       announce("The assistant is replying.");
     }
-    this.fillAssistant(this.streamNode, { message: snapshot.message }, this.items.length, true);
+    if (!this.fillAssistant(this.streamNode, { message: this.streamMessage }, this.items.length, true, appended)) this.catchUpStream();
+  }
+
+  /** The rest of a streaming reply that grew by more than RENDER_CHUNK, over the next tasks. */
+  catchUpStream() {
+    const node = this.streamNode;
+    if (node._catchUp) return;
+    node._catchUp = setTimeout(() => {
+      node._catchUp = 0;
+      if (this.streamNode !== node || !this.streamMessage) return;
+      if (!this.fillAssistant(node, { message: this.streamMessage }, this.items.length, true)) this.catchUpStream();
+    }, 0);
+  }
+
+  /**
+   * The streaming cursor: after the reply's last element while its last block is text. A class
+   * on that element (chat.css), not a selector that matches any last element: ending the stream
+   * then restyles that one element, not every element of a long reply.
+   */
+  placeCursor(article, blocks, streaming) {
+    const last = blocks.lastElementChild;
+    const target = streaming && last?.classList.contains("text-block") ? last.lastElementChild : null;
+    const current = article._cursor;
+    if (current === target) return;
+    if (current) {
+      current.classList.remove("stream-end");
+      if (!current.classList.length) current.removeAttribute("class");
+    }
+    target?.classList.add("stream-end");
+    article._cursor = target;
   }
 
   clearStreaming() {

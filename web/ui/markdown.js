@@ -178,33 +178,69 @@ function finishedPrefix(tokens, src) {
  */
 export function renderMarkdownInto(el, text, { highlight = true, streaming = false } = {}) {
   // Work that grows with the text is kept to a scan or two at native speed (indexOf, startsWith):
-  // this runs at every animation frame of a streaming reply.
-  let source = String(text ?? "");
-  if (source.indexOf("\r") !== -1) source = source.replace(/\r\n|\r/g, "\n");
+  // this runs at every animation frame of a streaming reply (appendMarkdownInto has none).
+  const raw = String(text ?? "");
+  const source = normalize(raw);
   let state = el._markdown;
-  if (!state || state.highlight !== highlight || !source.startsWith(state.done)) {
-    el.replaceChildren();
-    state = el._markdown = { done: "", tail: [], highlight, whole: false };
+  if (!state || state.highlight !== highlight || !source.startsWith(state.done)) state = reset(el, highlight);
+  state.rest = source.slice(state.done.length);
+  state.cr = raw.endsWith("\r");
+  update(el, state, highlight, streaming, () => source);
+}
+
+/**
+ * Render `text` into `el` when it is the text last rendered there (by renderMarkdownInto or this
+ * function) followed by `added`: only `added` is read, so the cost does not grow with the text.
+ * Gives the same DOM as renderMarkdownInto(el, text, options); without an earlier render with the
+ * same `highlight`, it is that call.
+ */
+export function appendMarkdownInto(el, text, added, { highlight = true, streaming = false } = {}) {
+  const state = el._markdown;
+  if (!state || state.highlight !== highlight) {
+    renderMarkdownInto(el, text, { highlight, streaming });
+    return;
   }
+  const raw = String(added ?? "");
+  let piece = raw;
+  if (raw) {
+    // A "\r\n" split between two pieces is one line break, as in the whole text.
+    if (state.cr && piece[0] === "\n") piece = piece.slice(1);
+    state.cr = raw.endsWith("\r");
+  }
+  state.rest += normalize(piece);
+  update(el, state, highlight, streaming, () => String(text ?? "").replace(/\r\n|\r/g, "\n"));
+}
+
+function normalize(text) {
+  return text.indexOf("\r") === -1 ? text : text.replace(/\r\n|\r/g, "\n");
+}
+
+function reset(el, highlight) {
+  el.replaceChildren();
+  return (el._markdown = { done: "", rest: "", cr: false, tail: [], highlight, whole: false });
+}
+
+function update(el, state, highlight, streaming, wholeSource) {
   for (const node of state.tail) node.remove();
   state.tail = [];
   try {
-    renderRest(el, state, source, highlight, streaming);
+    renderRest(el, state, highlight, streaming);
   } catch {
-    el.replaceChildren(renderMarkdown(source, { highlight: highlight && !streaming }));
+    el.replaceChildren(renderMarkdown(wholeSource(), { highlight: highlight && !streaming }));
     el._markdown = null;
   }
 }
 
-function renderRest(el, state, source, highlight, streaming) {
-  const rest = source.slice(state.done.length);
+function renderRest(el, state, highlight, streaming) {
+  const rest = state.rest;
   let tokens = marked.lexer(rest);
   if (!state.whole && Object.keys(tokens.links).length > 0) state.whole = true;
   if (state.whole && state.done) {
     // Everything is rendered again from here on, the blocks kept so far too.
     el.replaceChildren();
+    state.rest = state.done + rest;
     state.done = "";
-    tokens = marked.lexer(source);
+    tokens = marked.lexer(state.rest);
   }
   let tail = tokens;
   if (!state.whole) {
@@ -212,7 +248,8 @@ function renderRest(el, state, source, highlight, streaming) {
     const finished = tokens.slice(0, count);
     if (count > 0 && finished.map((t) => t.raw).join("") === rest.slice(0, length)) {
       el.append(fragmentOf(marked.parser(finished), highlight));
-      state.done = source.slice(0, state.done.length + length);
+      state.done += rest.slice(0, length);
+      state.rest = rest.slice(length);
       tail = tokens.slice(count);
     }
   }
