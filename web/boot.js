@@ -17,7 +17,7 @@
 
 import {
   acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
-  makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  makeSnapshot, peekSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -313,8 +313,11 @@ async function checkRuntimeFiles(manifest) {
 
 // Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
 // starts, the two instantiate functions are wrapped so that such a failure ends the boot.
-// `onCompiled` is called once the runtime's WebAssembly is compiled and instantiated.
-function catchWasmFailure(onCompiled) {
+// The runtime's streaming instantiation is split in two: its compilation (off the page's thread)
+// starts at once, and its instantiation (on the page's thread, like all of Python's start after
+// it) waits for `beforeInstance()`. `onCompiled` is called once the runtime's WebAssembly is
+// compiled.
+function catchWasmFailure(onCompiled, beforeInstance) {
   const original = {
     instantiate: WebAssembly.instantiate,
     instantiateStreaming: WebAssembly.instantiateStreaming,
@@ -326,8 +329,14 @@ function catchWasmFailure(onCompiled) {
   for (const [name, fn] of Object.entries(original)) {
     WebAssembly[name] = async function (...args) {
       try {
+        if (name === "instantiateStreaming") {
+          const module = await WebAssembly.compileStreaming(args[0]);
+          onCompiled();
+          await beforeInstance();
+          return { module, instance: await original.instantiate.call(this, module, args[1]) };
+        }
         const result = await fn.apply(this, args);
-        if (name === "instantiateStreaming" || args[0]?.byteLength > 1e6) onCompiled();
+        if (args[0]?.byteLength > 1e6) onCompiled();
         return result;
       } catch (cause) {
         fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
@@ -389,11 +398,10 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   const wasm = catchWasmFailure(() => {
     mark("runtime compiled");
     unpacking.compile();
-  });
+  }, firstScreen);
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
-  await firstScreen();
   snapshot?.read?.then(() => mark("snapshot read"), () => {});
   if (snapshot?.stale) {
     console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
@@ -603,8 +611,8 @@ function showError(error) {
 
 // Python's start holds the page's thread for a while (instantiating the runtime, starting the
 // interpreter, importing): the page's first screen, which web/app.js draws from IndexedDB
-// meanwhile, goes first. Python waits for it once its runtime is compiled (the download and
-// compilation go on meanwhile), at most FIRST_SCREEN_MS more.
+// meanwhile, goes first. The runtime's download and compilation do not wait for it; its
+// instantiation does, once it is compiled, at most FIRST_SCREEN_MS more (catchWasmFailure).
 const FIRST_SCREEN_MS = 300;
 let firstScreenResolve;
 const firstScreenPromise = new Promise((resolve) => {
@@ -626,9 +634,12 @@ async function firstScreen() {
 async function boot() {
   mark("boot");
   startStep("download");
+  // The kept memory snapshot is read from the first moment, beside manifest.json's round trip
+  // (which tells whether it is this version's).
+  const early = peekSnapshot(siteUrl, mark);
   const manifest = await loadManifest();
   mark("manifest");
-  const snapshot = readSnapshot(siteVersion, siteUrl, manifest);
+  const snapshot = readSnapshot(siteVersion, siteUrl, manifest, mark, early);
   // The packages are fetched and unpacked while Python starts (unpack.js).
   const unpacking = startUnpacking(manifest, siteUrl, mark);
   // The check runs beside the download; whichever fails first is reported, but a failure to

@@ -18,20 +18,16 @@
 //
 // Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
 // version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
-// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
-// body, libraries, table). The record is read first: the runtime compiles and instantiates while
-// the body is read into a buffer of the recorded size and its SHA-256 checked (off the page's
-// thread). Anything that does not match (another kind, another build, a damaged body, another
+// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and checksum of the
+// body, libraries, table). The record is read first, before the page has manifest.json (the version
+// is checked once it has): the runtime compiles while the body is read into a buffer of the
+// recorded size and its checksum computed as it arrives. Anything that does not match (another kind, another build, a damaged body, another
 // table) means a normal start, and a new snapshot.
 
-export const SNAPSHOT_KIND = "py-agent-snapshot 3";
+export const SNAPSHOT_KIND = "py-agent-snapshot 4";
 export const SNAPSHOT_PATH = "__sw__/snapshot";
 const HEADER = "x-py-agent-snapshot";
 const SITE_PACKAGES = "/lib/python3.14/site-packages/";
-
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 // A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
 // a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
@@ -118,7 +114,7 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
     version,
     bundle: bundleSha256,
     size: bytes.length,
-    sha256: hex(await crypto.subtle.digest("SHA-256", bytes)),
+    checksum: checksum(bytes),
     packages,
     ...record,
   };
@@ -133,16 +129,44 @@ export function snapshotResponse({ meta, bytes }) {
 
 // ---- Restoring it (boot.js) ----
 
+// A checksum of the snapshot's body (Fletcher's, over its 32-bit words): any damaged word changes
+// it. Not a cryptographic hash: it guards against a damaged cache entry, not an attacker (who could
+// write this origin's Cache Storage could run its scripts anyway), and it is computed as the body
+// arrives, on the page's thread, in milliseconds (a SHA-256 of the 38 MB took 40-190 ms, and a
+// copy, on a busy machine). `state`: {a, b, words: how many words are summed}.
+export function checksumUpdate(state, bytes, end) {
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, end >> 2);
+  let { a, b } = state;
+  for (let i = state.words; i < words.length; i++) {
+    a = (a + words[i]) | 0;
+    b = (b + a) | 0;
+  }
+  state.a = a;
+  state.b = b;
+  state.words = words.length;
+}
+
+export function checksum(bytes) {
+  if (bytes.byteOffset & 3) bytes = bytes.slice(); // 32-bit words need an aligned view
+  const state = { a: 0, b: 0, words: 0 };
+  checksumUpdate(state, bytes, bytes.byteLength);
+  return checksumDigest(state, bytes);
+}
+
+function checksumDigest(state, bytes) {
+  let tail = 0; // the last bytes when the size is not a multiple of 4
+  for (let i = bytes.byteLength & ~3; i < bytes.byteLength; i++) tail = (tail * 256 + bytes[i]) | 0;
+  const hex32 = (n) => (n >>> 0).toString(16).padStart(8, "0");
+  return `${hex32(state.a)}${hex32(state.b)}${hex32(tail)}`;
+}
+
 /**
- * The snapshot kept in `cache` under `key` for this site (`version`, site-packages.bin's
- * `bundleSha256`): null when there is none; {stale: reason} when it does not belong to this build
- * (deleted); else {meta, bytes, read}: `bytes` is a buffer of the snapshot's size that is being
- * filled, `read` a promise that resolves once it is filled and its SHA-256 checked, and rejects
- * otherwise.
+ * Starts reading a kept snapshot (a Cache Storage response): {meta, bytes, read, cancel} or
+ * {stale: reason} when its record is not one this page can use. `bytes` is a buffer of the
+ * snapshot's size that is being filled, `read` a promise that resolves once it is filled and its
+ * checksum checked, and rejects otherwise; cancel() stops reading.
  */
-export async function findSnapshot(cache, key, { version, bundleSha256 }) {
-  const response = await cache.match(key);
-  if (!response) return null;
+function openSnapshot(response, mark) {
   let meta;
   try {
     meta = JSON.parse(response.headers.get(HEADER) ?? "null");
@@ -151,18 +175,17 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   }
   let stale = null;
   if (meta?.kind !== SNAPSHOT_KIND) stale = "a snapshot of another kind";
-  else if (meta.version !== version || meta.bundle !== bundleSha256) stale = "a snapshot of another build of the site";
   else if (!(meta.size > 0) || !Number.isSafeInteger(meta.size) || !Array.isArray(meta.libraries)) {
     stale = "a damaged snapshot record";
   }
   if (stale) {
     response.body?.cancel().catch(() => {});
-    await cache.delete(key).catch(() => {});
     return { stale };
   }
   const bytes = new Uint8Array(meta.size);
+  const reader = response.body.getReader();
   const read = (async () => {
-    const reader = response.body.getReader();
+    const sum = { a: 0, b: 0, words: 0 };
     let at = 0;
     for (;;) {
       const { done, value } = await reader.read();
@@ -170,13 +193,48 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
       if (at + value.length > bytes.length) throw new Error("the snapshot is longer than its record says");
       bytes.set(value, at);
       at += value.length;
+      checksumUpdate(sum, bytes, at);
     }
     if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
-    // WebCrypto hashes a copy of the bytes on another thread.
-    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
+    mark("snapshot bytes");
+    if (checksumDigest(sum, bytes) !== meta.checksum) throw new Error("the snapshot is damaged (checksum)");
   })();
   read.catch(() => {}); // reported by whoever restores it
-  return { meta, bytes, read };
+  return { meta, bytes, read, cancel: () => reader.cancel().catch(() => {}) };
+}
+
+/**
+ * The snapshot in any of this origin's caches under `key`, whatever the site's version (looked up
+ * before manifest.json has arrived; snapshotFor then checks its version): null when there is none
+ * or it cannot be used; else openSnapshot's {meta, bytes, read, cancel}, being read.
+ */
+export async function peekSnapshot(key, mark = () => {}) {
+  const response = await caches.match(key);
+  if (!response) return null;
+  const found = openSnapshot(response, mark);
+  return found.stale ? null : found;
+}
+
+/**
+ * The snapshot for this site (`version`, site-packages.bin's `bundleSha256`): `early` (peekSnapshot)
+ * when it is this site's; else the one kept in `cache` under `key`: null when there is none;
+ * {stale: reason} when it does not belong to this build (deleted); else {meta, bytes, read, cancel}
+ * (openSnapshot).
+ */
+export async function findSnapshot(cache, key, { version, bundleSha256, mark = () => {}, early = null }) {
+  const belongs = (meta) => meta.version === version && meta.bundle === bundleSha256;
+  const peeked = await early?.catch(() => null);
+  if (peeked && belongs(peeked.meta)) return peeked;
+  peeked?.cancel();
+  const response = await cache.match(key);
+  if (!response) return null;
+  let found = openSnapshot(response, mark);
+  if (!found.stale && !belongs(found.meta)) {
+    found.cancel();
+    found = { stale: "a snapshot of another build of the site" };
+  }
+  if (found.stale) await cache.delete(key).catch(() => {});
+  return found;
 }
 
 /**
