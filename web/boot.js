@@ -129,23 +129,6 @@ function watchDownloads(files, onDone) {
 
 // ---- The steps ----
 
-// What boot() starts at its first moment, before manifest.json has arrived.
-const early = { runtime: null };
-// The runtime's WebAssembly, at the path manifest.json's index_url always has (index.html preloads it).
-const RUNTIME_WASM = "pyodide/pyodide.asm.wasm";
-const runtimeUrl = () => siteUrl(RUNTIME_WASM);
-
-// Compiles the runtime's WebAssembly from the page's first moment (off the page's thread), rather
-// than once manifest.json and Pyodide's loader have run; Pyodide's own instantiation then uses it
-// (catchWasmFailure). A failure leaves it to Pyodide, which reports it.
-function compileRuntime() {
-  const module = WebAssembly.compileStreaming(fetch(runtimeUrl())).then((compiled) => {
-    mark("runtime compiled early");
-    return compiled;
-  }, () => null);
-  return module;
-}
-
 async function loadManifest() {
   const url = siteUrl("manifest.json");
   let response;
@@ -347,12 +330,7 @@ function catchWasmFailure(onCompiled, beforeInstance) {
     WebAssembly[name] = async function (...args) {
       try {
         if (name === "instantiateStreaming") {
-          mark("runtime compiling");
-          // Only the runtime is instantiated this way: the one compiled from the page's first
-          // moment (compileRuntime) is used, if it compiled; Pyodide's own download is dropped.
-          let module = await early.runtime;
-          if (module) Promise.resolve(args[0]).then((response) => response?.body?.cancel(), () => {}).catch(() => {});
-          else module = await WebAssembly.compileStreaming(args[0]);
+          const module = await WebAssembly.compileStreaming(args[0]);
           onCompiled();
           await beforeInstance();
           return { module, instance: await original.instantiate.call(this, module, args[1]) };
@@ -490,9 +468,6 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   return { pyodide, restored };
 }
 
-// What installPackages leaves for after the app's start (installPackageFiles).
-let writeRest = () => {};
-
 async function installPackages(pyodide, manifest, unpacking, restored) {
   startStep("install");
   const wheels = manifest.wheels;
@@ -525,7 +500,7 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
     });
   }
   try {
-    writeRest = await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name), { restored });
+    await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name), { restored });
   } catch (cause) {
     throw new BootError(`Could not install the packages: ${cause.message}`, {
       cause, detail: cause.stack ?? "", hint: incompleteSiteHint(),
@@ -659,13 +634,12 @@ async function firstScreen() {
 async function boot() {
   mark("boot");
   startStep("download");
-  // The runtime compiles, and the kept memory snapshot is read, from the first moment, beside
-  // manifest.json's round trip (which tells whether the snapshot is this version's).
-  early.runtime = compileRuntime();
-  const peeked = peekSnapshot(siteUrl, mark);
+  // The kept memory snapshot is read from the first moment, beside manifest.json's round trip
+  // (which tells whether it is this version's).
+  const early = peekSnapshot(siteUrl, mark);
   const manifest = await loadManifest();
   mark("manifest");
-  const snapshot = readSnapshot(siteVersion, siteUrl, manifest, mark, peeked);
+  const snapshot = readSnapshot(siteVersion, siteUrl, manifest, mark, early);
   // The packages are fetched and unpacked while Python starts (unpack.js).
   const unpacking = startUnpacking(manifest, siteUrl, mark);
   // The check runs beside the download; whichever fails first is reported, but a failure to
@@ -737,13 +711,6 @@ export const ready = boot().then(
     showReady(result.versions);
     document.dispatchEvent(new CustomEvent("py-agent:ready", { detail: result }));
     const settled = appSettled();
-    settled.then(() => {
-      try {
-        writeRest();
-      } catch (error) {
-        console.warn("py-agent: some files of the packages could not be written:", error);
-      }
-    });
     if (window.pyAgent.needsHttps.length) settled.then(() => showHttpsNotice(window.pyAgent.needsHttps));
     settled.then(() => checkAppScripts(result.manifest));
     // <html data-offline="ready|unsupported|failed..."> once the service worker has the whole site.

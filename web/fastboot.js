@@ -280,23 +280,12 @@ function useResponsiveScheduler(pyodide) {
 
 export { startUnpacking };
 
-// The files of the modules a restored snapshot has imported (their sources, bytecode and
-// libraries, under site-packages): Python does not read them again before the app is ready.
-const IMPORTED_FILES = (root) => `
-import json as _j, sys as _s
-_j.dumps([_p for _m in list(_s.modules.values()) for _p in (getattr(_m, "__file__", None), getattr(_m, "__cached__", None))
-    if isinstance(_p, str) and _p.startswith(${JSON.stringify(`${root}/`)})])
-`;
-
 /**
  * Writes the unpacked archives (startUnpacking: [{files, dynlibs}]) into site-packages, as
  * Pyodide's loadPackage would install the packages `names`: their files (with an INSTALLER and a
  * PYODIDE_SOURCE file in each .dist-info), their dynamic libraries loaded (from the modules
  * compiled meanwhile), `pyodide.loadedPackages` updated. After a restore (`restored`), only the
- * files (the rest is in the snapshot), and of those first the ones Python may still look for: the
- * files of the modules the snapshot has imported are written by the function returned, which the
- * caller runs once the app is ready (until then only a traceback would read them). Returns a
- * function that writes what is left (nothing, but after a restore).
+ * files: the rest is in the snapshot.
  */
 export async function installPackageFiles(pyodide, archives, names, { restored = false } = {}) {
   const { FS } = pyodide;
@@ -311,13 +300,10 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
     }
     FS.writeFile(target, data, { canOwn: true });
   };
-  const later = [];
-  const imported = restored ? new Set(JSON.parse(pyodide.runPython(IMPORTED_FILES(root)))) : new Set();
   for (const { files } of archives) {
     const written = new Set();
     for (const [path, data] of files) {
-      if (imported.has(`${root}/${path}`)) later.push([path, data]);
-      else write(path, data);
+      write(path, data);
       written.add(path);
     }
     // A wheel (the bundle has them already, written by loadPackage at build time).
@@ -329,10 +315,7 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
   // Restored from the snapshot: the libraries are loaded, the packages imported (snapshot.js).
   if (restored) {
     pyodide._api.importlib.invalidate_caches();
-    return () => {
-      for (const [path, data] of later.splice(0)) write(path, data);
-      pyodide._api.importlib.invalidate_caches();
-    };
+    return;
   }
   // Emscripten's preload plugin for .so files: instantiates a (compiled) module and keeps its
   // exports, which dlopen of that path then uses instead of compiling the file again.
@@ -353,7 +336,6 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
   }
   for (const name of names) pyodide.loadedPackages[name] = "default channel";
   pyodide._api.importlib.invalidate_caches();
-  return () => {};
 }
 
 /**
