@@ -330,6 +330,7 @@ function catchWasmFailure(onCompiled, beforeInstance) {
     WebAssembly[name] = async function (...args) {
       try {
         if (name === "instantiateStreaming") {
+          mark("runtime compiling");
           const module = await WebAssembly.compileStreaming(args[0]);
           onCompiled();
           await beforeInstance();
