@@ -362,11 +362,18 @@ worker's thread starts only when the page's thread is free, so often after CPyth
 the page has the bytes as soon); compiling the runtime's WebAssembly from the page's first moment
 rather than after manifest.json. Compiling pydantic-core's library while Python starts saves only
 ~20 ms (Chromium compiles WebAssembly lazily). Bytecode for every module of the standard library
-would make the zip 7.0 MB (not measured: the modules imported later are few). Next steps:
-py_agent's modules without `from __future__ import annotations` (Python 3.14 evaluates
-deferred annotations without compiling strings). The first screen no longer waits for any of
-this: the page draws the sessions list and the open session's last messages from IndexedDB
-itself and takes typing while Python starts (the first row; web/app.js, `drawEarly`).
+would make the zip 7.0 MB (not measured: the modules imported later are few). Measured and left
+out too: py_agent's modules without `from __future__ import annotations` (the 27 outside the core
+that define models, dataclasses or TypedDicts, with the few forward references quoted for Python
+3.11): 3.5% fewer Python calls in the import and 849 instead of 928 annotation strings compiled,
+within the noise of the import's time. Most of those strings are pydantic-core's own
+(`core_schema`'s TypedDicts, which Python 3.14's `typing` compiles as it creates them), and that
+module without the future import costs more, not less (annotationlib then evaluates its annotations).
+Next step for the cold target: a memory snapshot made when the site is built (Pyodide in Node.js, as
+site-packages.bin is) and shipped with it, so that a first visit restores it as a later one does
+(checked against the browser's runtime as the kept snapshot is). The first screen no longer waits
+for any of this: the page draws the sessions list and the open session's last messages from
+IndexedDB itself and takes typing while Python starts (the first row; web/app.js, `drawEarly`).
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
@@ -378,30 +385,38 @@ web/snapshot.js records where the dynamic loader put it (dlopen handle, memory a
 a digest of the function table and the GOT) and a warm visit instantiates it again at those bases
 before the memory is copied back (no relocations, no constructors), grows the memory to the
 snapshot's size (Pyodide's INITIAL_MEMORY setting is ignored by this build: pyodide#6254) and
-checks the table and the GOT; anything that differs (another build, a damaged body: SHA-256,
-another table) means a normal start and a new snapshot. The snapshot's record is kept in a header
-of its Cache Storage entry, so the runtime compiles and instantiates while its 38 MB are read and
-hashed (Pyodide itself reads the snapshot before it starts compiling). Then the ~460 files of
-site-packages are written (they live outside the memory), `random` reseeded, and the app starts
-without importing or building anything.
+checks the table and the GOT; anything that differs (another build, a damaged body: its
+checksum, another table) means a normal start and a new snapshot. The snapshot's record is kept in
+a header of its Cache Storage entry, so its 38 MB are read from boot.js's first moment (looked up in
+any of the site's caches, before manifest.json has said which version the page is: its version is
+checked then), beside manifest.json's round trip and the runtime's compilation (Pyodide itself
+reads the snapshot before it starts compiling); the body is checked by a checksum of its 32-bit
+words computed as it arrives (a SHA-256 of the 38 MB, and its copy, took 40-190 ms on these busy
+cores; the checksum guards against a damaged entry, not an attacker, who could run this origin's
+scripts anyway). Then the ~460 files of site-packages are written (they live outside the memory),
+`random` reseeded, and the app starts without importing or building anything.
 
-Warm, the gap: 1.3-1.9 s here against a target of 0.6 s (not met). It was 0.95-1.05 s in the
-previous round's measurement, which is not the same: the warm visits now open the session the
-first visit made (Python reads it and builds its transcript before ready), Python's start now
-waits for the first screen (up to 300 ms; usually less, as the runtime compiles meanwhile), and
-the machine's load was ~4. The work of this round went to the first screen, which no longer
-waits for Python (the first row). What is left,
-from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
-the modules, manifest.json's round trip through the service worker); "start Python" (~530 ms from
-the last runtime file: compiling and instantiating the runtime while the snapshot is read and
-hashed, growing the memory and putting pydantic-core back, Pyodide copying the 38 MB in and
-finishing its start, the table check, `random`'s seed); writing site-packages (~20 ms); the app's
-start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs cold: V8 has
-compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
-during its seconds of start-up). Next steps: start reading the snapshot from index.html (a preload
-of a service-worker URL) rather than after manifest.json; have sw.js answer manifest.json from its
-cache at once (checking the network in the background); write only the site-packages files that
-imports can still look for after the snapshot.
+Warm, the gap: the target is 0.6 s. The warm visits open the session the first visit made
+(Python reads it and builds its transcript before ready). The page's first screen goes first:
+the runtime downloads and compiles at once (off the page's thread), and only its instantiation,
+the first of Python's steps that hold the page's thread, waits for the first screen (at most
+300 ms more; web/boot.js, `catchWasmFailure`); so a faster first screen makes the app ready
+sooner too. Without that wait the app was ready ~300 ms sooner and the first screen drawn
+~160 ms later (medians of 8 warm visits each, A/B at a load of ~10). What is left, from the page's
+marks (`window.pyAgent.marks`): the page's own scripts until boot.js runs (~200-300 ms: index.html,
+its styles and ~40 modules through the service worker; module scripts run once the document is
+parsed); manifest.json's round trip (~70-300 ms); Pyodide's loader
+until it asks for the runtime's instantiation (`runtime compiling`: 100-300 ms of the page's
+thread after manifest.json); the first screen; instantiating the runtime, putting pydantic-core
+back and Pyodide copying the 38 MB in and finishing its start (~200 ms); writing site-packages
+(~30 ms); the app's start (~200-400 ms: IndexedDB, settings and keys, the session's transcript,
+the first render; its Python runs cold: V8 compiles the interpreter's WebAssembly functions
+lazily, as each is first called). Measured and left out, no gain in A/B medians: compiling the
+runtime from boot.js's first moment (it then competed with the first screen, and Pyodide's loader
+still had to run); writing only the files of the modules the snapshot has not imported before
+ready (the rest after). Next steps: have sw.js answer manifest.json from its cache at once
+(checking the network in the background); start Pyodide's loader from the snapshot's record
+before manifest.json arrives.
 """
 
 
