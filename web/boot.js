@@ -632,9 +632,16 @@ async function firstScreen() {
   mark("first screen");
 }
 
+// The runtime's folder, as build.py writes manifest.json's index_url (index.html preloads its files).
+const RUNTIME_FOLDER = "pyodide/";
+
 async function boot() {
   mark("boot");
   startStep("download");
+  // Pyodide's loader and the runtime's JavaScript are imported (evaluated: 1.3 MB) beside
+  // manifest.json's round trip rather than after it; startPython's imports of the same URLs then
+  // get these modules. A failure is reported by those imports.
+  for (const file of ["pyodide.js", "pyodide.asm.js"]) import(siteUrl(RUNTIME_FOLDER + file)).catch(() => {});
   // The kept memory snapshot is read from the first moment, beside manifest.json's round trip
   // (which tells whether it is this version's).
   const early = peekSnapshot(siteUrl, mark);
