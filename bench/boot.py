@@ -405,15 +405,16 @@ sooner too. Without that wait the app was ready ~300 ms sooner and the first scr
 ~160 ms later (medians of 8 warm visits each, A/B at a load of ~10). What is left, from the page's
 marks (`window.pyAgent.marks`): the page's own scripts until boot.js runs (~200-300 ms: index.html,
 its styles and ~40 modules through the service worker; module scripts run once the document is
-parsed); manifest.json's round trip (~70-300 ms); Pyodide's loader
-until it asks for the runtime's instantiation (`runtime compiling`: 100-300 ms of the page's
-thread after manifest.json); the first screen; instantiating the runtime, putting pydantic-core
+parsed); manifest.json's round trip (~70-300 ms), beside which the snapshot is read and
+Pyodide's loader and the runtime's JavaScript (1.3 MB) are imported; the loader's run until it
+asks for the runtime's instantiation (`runtime compiling`, ~60-200 ms after manifest.json) and the
+runtime's compilation; the first screen; instantiating the runtime, putting pydantic-core
 back and Pyodide copying the 38 MB in and finishing its start (~200 ms); writing site-packages
 (~30 ms); the app's start (~200-400 ms: IndexedDB, settings and keys, the session's transcript,
 the first render; its Python runs cold: V8 compiles the interpreter's WebAssembly functions
 lazily, as each is first called). Measured and left out, no gain in A/B medians: compiling the
-runtime from boot.js's first moment (it then competed with the first screen, and Pyodide's loader
-still had to run); writing only the files of the modules the snapshot has not imported before
+runtime from boot.js's first moment, and handing that module to Pyodide (twice: before and after
+the loader's early import); writing only the files of the modules the snapshot has not imported before
 ready (the rest after). Next steps: have sw.js answer manifest.json from its cache at once
 (checking the network in the background); start Pyodide's loader from the snapshot's record
 before manifest.json arrives.
