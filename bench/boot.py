@@ -359,8 +359,7 @@ standard library, as V8 has had less time to optimise the interpreter's WebAssem
 app's start (~250 ms: its Python modules, settings and keys from IndexedDB, the session list, the
 first render and layout). Measured and left out, no gain in A/B medians: inflating in a worker (a
 worker's thread starts only when the page's thread is free, so often after CPython's start, when
-the page has the bytes as soon); compiling the runtime's WebAssembly from the page's first moment
-rather than after manifest.json. Compiling pydantic-core's library while Python starts saves only
+the page has the bytes as soon). Compiling pydantic-core's library while Python starts saves only
 ~20 ms (Chromium compiles WebAssembly lazily). Bytecode for every module of the standard library
 would make the zip 7.0 MB (not measured: the modules imported later are few). Measured and left
 out too: py_agent's modules without `from __future__ import annotations` (the 27 outside the core
@@ -385,39 +384,37 @@ web/snapshot.js records where the dynamic loader put it (dlopen handle, memory a
 a digest of the function table and the GOT) and a warm visit instantiates it again at those bases
 before the memory is copied back (no relocations, no constructors), grows the memory to the
 snapshot's size (Pyodide's INITIAL_MEMORY setting is ignored by this build: pyodide#6254) and
-checks the table and the GOT; anything that differs (another build, a damaged body: its
-checksum, another table) means a normal start and a new snapshot. The snapshot's record is kept in
-a header of its Cache Storage entry, so its 38 MB are read from boot.js's first moment (looked up in
-any of the site's caches, before manifest.json has said which version the page is: its version is
-checked then), beside manifest.json's round trip and the runtime's compilation (Pyodide itself
-reads the snapshot before it starts compiling); the body is checked by a checksum of its 32-bit
-words computed as it arrives (a SHA-256 of the 38 MB, and its copy, took 40-190 ms on these busy
-cores; the checksum guards against a damaged entry, not an attacker, who could run this origin's
-scripts anyway). Then the ~460 files of site-packages are written (they live outside the memory),
-`random` reseeded, and the app starts without importing or building anything.
+checks the table and the GOT; anything that differs (another build, a damaged body: SHA-256,
+another table) means a normal start and a new snapshot. The snapshot's record is kept in a header
+of its Cache Storage entry, so its 38 MB are read and hashed (off the page's thread) from boot.js's
+first moment (looked up in any of the site's caches, before manifest.json has said which version
+the page is: its version is checked then), while the page draws its first screen and the runtime
+compiles (Pyodide itself reads the snapshot before it starts compiling). Then the ~460 files of
+site-packages are written (they live outside the memory), `random` reseeded, and the app starts
+without importing or building anything.
 
 Warm, the gap: the target is 0.6 s. The warm visits open the session the first visit made
 (Python reads it and builds its transcript before ready). The page's first screen goes first:
-the runtime downloads and compiles at once (off the page's thread), and only its instantiation,
-the first of Python's steps that hold the page's thread, waits for the first screen (at most
-300 ms more; web/boot.js, `catchWasmFailure`); so a faster first screen makes the app ready
-sooner too. Without that wait the app was ready ~300 ms sooner and the first screen drawn
-~160 ms later (medians of 8 warm visits each, A/B at a load of ~10). What is left, from the page's
-marks (`window.pyAgent.marks`): the page's own scripts until boot.js runs (~200-300 ms: index.html,
-its styles and ~40 modules through the service worker; module scripts run once the document is
-parsed); manifest.json's round trip (~70-300 ms), beside which the snapshot is read and
-Pyodide's loader and the runtime's JavaScript (1.3 MB) are imported; the loader's run until it
-asks for the runtime's instantiation (`runtime compiling`, ~60-200 ms after manifest.json) and the
-runtime's compilation; the first screen; instantiating the runtime, putting pydantic-core
-back and Pyodide copying the 38 MB in and finishing its start (~200 ms); writing site-packages
-(~30 ms); the app's start (~200-400 ms: IndexedDB, settings and keys, the session's transcript,
-the first render; its Python runs cold: V8 compiles the interpreter's WebAssembly functions
-lazily, as each is first called). Measured and left out, no gain in A/B medians: compiling the
-runtime from boot.js's first moment, and handing that module to Pyodide (twice: before and after
-the loader's early import); writing only the files of the modules the snapshot has not imported before
-ready (the rest after). Next steps: have sw.js answer manifest.json from its cache at once
-(checking the network in the background); start Pyodide's loader from the snapshot's record
-before manifest.json arrives.
+what holds the page's thread (Pyodide's loader, instantiating the runtime, Python's start) waits
+for it (at most 300 ms; web/boot.js, `firstScreen`), and what does not goes on meanwhile from
+boot.js's first moment: the runtime's download and compilation (its WebAssembly.Module is handed
+to Pyodide's instantiation), reading and hashing the snapshot, importing Pyodide's loader and the
+runtime's JavaScript (1.3 MB). So the app is ready a fixed time after the first screen (the
+runtime is compiled and the snapshot read by then): a faster first screen makes it ready sooner
+too. What is left, from the page's marks (`window.pyAgent.marks`): the page's own scripts until
+boot.js runs (~200-300 ms: index.html, its styles and ~40 modules through the service worker;
+module scripts run once the document is parsed); manifest.json's round trip (~70-300 ms); the
+first screen; Pyodide's loader until it asks for the runtime's instantiation (~70 ms);
+instantiating the runtime, putting pydantic-core back and Pyodide copying the 38 MB in and
+finishing its start (~200 ms); writing site-packages (~30 ms); the app's start (~200-400 ms:
+IndexedDB, settings and keys, the session's transcript, the first render; its Python runs cold:
+V8 compiles the interpreter's WebAssembly functions lazily, as each is first called). Measured
+and left out (A/B, 2 busy cores): letting the loader and the instantiation run while the first
+screen draws (ready ~same or sooner, the first screen ~170 ms later); a checksum of the
+snapshot computed on the page's thread as it arrives instead of the SHA-256 (the same, on the
+page's thread); writing only the files of the modules the snapshot has not imported before ready
+(the rest after: no gain). Next steps: have sw.js answer manifest.json from its cache at once
+(checking the network in the background).
 """
 
 

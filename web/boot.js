@@ -313,11 +313,10 @@ async function checkRuntimeFiles(manifest) {
 
 // Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
 // starts, the two instantiate functions are wrapped so that such a failure ends the boot.
-// The runtime's streaming instantiation is split in two: its compilation (off the page's thread)
-// starts at once, and its instantiation (on the page's thread, like all of Python's start after
-// it) waits for `beforeInstance()`. `onCompiled` is called once the runtime's WebAssembly is
+// The runtime's streaming instantiation uses the module compiled from boot's first moment
+// (compileRuntime) when it compiled. `onCompiled` is called once the runtime's WebAssembly is
 // compiled.
-function catchWasmFailure(onCompiled, beforeInstance) {
+function catchWasmFailure(onCompiled) {
   const original = {
     instantiate: WebAssembly.instantiate,
     instantiateStreaming: WebAssembly.instantiateStreaming,
@@ -331,9 +330,11 @@ function catchWasmFailure(onCompiled, beforeInstance) {
       try {
         if (name === "instantiateStreaming") {
           mark("runtime compiling");
-          const module = await WebAssembly.compileStreaming(args[0]);
+          // Only the runtime is instantiated this way; Pyodide's own download of it is dropped.
+          let module = await earlyRuntime;
+          if (module) Promise.resolve(args[0]).then((response) => response?.body?.cancel(), () => {}).catch(() => {});
+          else module = await WebAssembly.compileStreaming(args[0]);
           onCompiled();
-          await beforeInstance();
           return { module, instance: await original.instantiate.call(this, module, args[1]) };
         }
         const result = await fn.apply(this, args);
@@ -399,10 +400,11 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   const wasm = catchWasmFailure(() => {
     mark("runtime compiled");
     unpacking.compile();
-  }, firstScreen);
+  });
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
+  await firstScreen();
   snapshot?.read?.then(() => mark("snapshot read"), () => {});
   if (snapshot?.stale) {
     console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
@@ -612,8 +614,9 @@ function showError(error) {
 
 // Python's start holds the page's thread for a while (instantiating the runtime, starting the
 // interpreter, importing): the page's first screen, which web/app.js draws from IndexedDB
-// meanwhile, goes first. The runtime's download and compilation do not wait for it; its
-// instantiation does, once it is compiled, at most FIRST_SCREEN_MS more (catchWasmFailure).
+// meanwhile, goes first: what holds the page's thread (Pyodide's loader, the runtime's
+// instantiation, Python's start) waits for it, at most FIRST_SCREEN_MS; what does not (the
+// runtime's download and compilation, reading the snapshot and hashing it) goes on meanwhile.
 const FIRST_SCREEN_MS = 300;
 let firstScreenResolve;
 const firstScreenPromise = new Promise((resolve) => {
@@ -634,6 +637,17 @@ async function firstScreen() {
 
 // The runtime's folder, as build.py writes manifest.json's index_url (index.html preloads its files).
 const RUNTIME_FOLDER = "pyodide/";
+let earlyRuntime = null; // the runtime's WebAssembly.Module compiled from boot's first moment, or null
+
+// The runtime's WebAssembly, compiled (off the page's thread) from boot's first moment rather
+// than once the first screen is drawn and Pyodide's loader has run; a failure leaves it to
+// Pyodide's own download, which reports it.
+function compileRuntime() {
+  return WebAssembly.compileStreaming(fetch(siteUrl(`${RUNTIME_FOLDER}pyodide.asm.wasm`))).then((module) => {
+    mark("runtime compiled early");
+    return module;
+  }, () => null);
+}
 
 async function boot() {
   mark("boot");
@@ -642,6 +656,7 @@ async function boot() {
   // manifest.json's round trip rather than after it; startPython's imports of the same URLs then
   // get these modules. A failure is reported by those imports.
   for (const file of ["pyodide.js", "pyodide.asm.js"]) import(siteUrl(RUNTIME_FOLDER + file)).catch(() => {});
+  earlyRuntime = compileRuntime();
   // The kept memory snapshot is read from the first moment, beside manifest.json's round trip
   // (which tells whether it is this version's).
   const early = peekSnapshot(siteUrl, mark);

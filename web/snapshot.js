@@ -18,10 +18,10 @@
 //
 // Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
 // version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
-// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and checksum of the
+// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
 // body, libraries, table). The record is read first, before the page has manifest.json (the version
 // is checked once it has): the runtime compiles while the body is read into a buffer of the
-// recorded size and its checksum computed as it arrives. Anything that does not match (another kind, another build, a damaged body, another
+// recorded size and its SHA-256 checked (off the page's thread). Anything that does not match (another kind, another build, a damaged body, another
 // table) means a normal start, and a new snapshot.
 
 export const SNAPSHOT_KIND = "py-agent-snapshot 4";
@@ -114,7 +114,7 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
     version,
     bundle: bundleSha256,
     size: bytes.length,
-    checksum: checksum(bytes),
+    sha256: hex(await crypto.subtle.digest("SHA-256", bytes)),
     packages,
     ...record,
   };
@@ -129,42 +129,15 @@ export function snapshotResponse({ meta, bytes }) {
 
 // ---- Restoring it (boot.js) ----
 
-// A checksum of the snapshot's body (Fletcher's, over its 32-bit words): any damaged word changes
-// it. Not a cryptographic hash: it guards against a damaged cache entry, not an attacker (who could
-// write this origin's Cache Storage could run its scripts anyway), and it is computed as the body
-// arrives, on the page's thread, in milliseconds (a SHA-256 of the 38 MB took 40-190 ms, and a
-// copy, on a busy machine). `state`: {a, b, words: how many words are summed}.
-export function checksumUpdate(state, bytes, end) {
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, end >> 2);
-  let { a, b } = state;
-  for (let i = state.words; i < words.length; i++) {
-    a = (a + words[i]) | 0;
-    b = (b + a) | 0;
-  }
-  state.a = a;
-  state.b = b;
-  state.words = words.length;
-}
-
-export function checksum(bytes) {
-  if (bytes.byteOffset & 3) bytes = bytes.slice(); // 32-bit words need an aligned view
-  const state = { a: 0, b: 0, words: 0 };
-  checksumUpdate(state, bytes, bytes.byteLength);
-  return checksumDigest(state, bytes);
-}
-
-function checksumDigest(state, bytes) {
-  let tail = 0; // the last bytes when the size is not a multiple of 4
-  for (let i = bytes.byteLength & ~3; i < bytes.byteLength; i++) tail = (tail * 256 + bytes[i]) | 0;
-  const hex32 = (n) => (n >>> 0).toString(16).padStart(8, "0");
-  return `${hex32(state.a)}${hex32(state.b)}${hex32(tail)}`;
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
  * Starts reading a kept snapshot (a Cache Storage response): {meta, bytes, read, cancel} or
  * {stale: reason} when its record is not one this page can use. `bytes` is a buffer of the
  * snapshot's size that is being filled, `read` a promise that resolves once it is filled and its
- * checksum checked, and rejects otherwise; cancel() stops reading.
+ * SHA-256 checked, and rejects otherwise; cancel() stops reading.
  */
 function openSnapshot(response, mark) {
   let meta;
@@ -185,7 +158,6 @@ function openSnapshot(response, mark) {
   const bytes = new Uint8Array(meta.size);
   const reader = response.body.getReader();
   const read = (async () => {
-    const sum = { a: 0, b: 0, words: 0 };
     let at = 0;
     for (;;) {
       const { done, value } = await reader.read();
@@ -193,11 +165,11 @@ function openSnapshot(response, mark) {
       if (at + value.length > bytes.length) throw new Error("the snapshot is longer than its record says");
       bytes.set(value, at);
       at += value.length;
-      checksumUpdate(sum, bytes, at);
     }
     if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
     mark("snapshot bytes");
-    if (checksumDigest(sum, bytes) !== meta.checksum) throw new Error("the snapshot is damaged (checksum)");
+    // WebCrypto hashes a copy of the bytes on another thread, while the page draws its first screen.
+    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
   return { meta, bytes, read, cancel: () => reader.cancel().catch(() => {}) };
