@@ -21,13 +21,18 @@
 // its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
 // body, libraries, table). The record is read first, before the page has manifest.json (the version
 // is checked once it has): the runtime compiles while the body is read into a buffer of the
-// recorded size and its SHA-256 checked (off the page's thread). Anything that does not match (another kind, another build, a damaged body, another
-// table) means a normal start, and a new snapshot.
+// recorded size and its SHA-256 checked (off the page's thread). Anything that does not match
+// (another kind, another build, a damaged body, another table) means a normal start, and a new
+// snapshot.
 
-export const SNAPSHOT_KIND = "py-agent-snapshot 4";
+export const SNAPSHOT_KIND = "py-agent-snapshot 3";
 export const SNAPSHOT_PATH = "__sw__/snapshot";
 const HEADER = "x-py-agent-snapshot";
 const SITE_PACKAGES = "/lib/python3.14/site-packages/";
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 // A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
 // a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
@@ -129,10 +134,6 @@ export function snapshotResponse({ meta, bytes }) {
 
 // ---- Restoring it (boot.js) ----
 
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /**
  * Starts reading a kept snapshot (a Cache Storage response): {meta, bytes, read, cancel} or
  * {stale: reason} when its record is not one this page can use. `bytes` is a buffer of the
@@ -177,7 +178,7 @@ function openSnapshot(response, mark) {
 
 /**
  * The snapshot in any of this origin's caches under `key`, whatever the site's version (looked up
- * before manifest.json has arrived; snapshotFor then checks its version): null when there is none
+ * before manifest.json has arrived; findSnapshot then checks its version): null when there is none
  * or it cannot be used; else openSnapshot's {meta, bytes, read, cancel}, being read.
  */
 export async function peekSnapshot(key, mark = () => {}) {
