@@ -359,7 +359,8 @@ standard library, as V8 has had less time to optimise the interpreter's WebAssem
 app's start (~250 ms: its Python modules, settings and keys from IndexedDB, the session list, the
 first render and layout). Measured and left out, no gain in A/B medians: inflating in a worker (a
 worker's thread starts only when the page's thread is free, so often after CPython's start, when
-the page has the bytes as soon). Compiling pydantic-core's library while Python starts saves only
+the page has the bytes as soon); compiling the runtime's WebAssembly from the page's first moment
+rather than after manifest.json. Compiling pydantic-core's library while Python starts saves only
 ~20 ms (Chromium compiles WebAssembly lazily). Bytecode for every module of the standard library
 would make the zip 7.0 MB (not measured: the modules imported later are few). Measured and left
 out too: py_agent's modules without `from __future__ import annotations` (the 27 outside the core
@@ -367,12 +368,13 @@ that define models, dataclasses or TypedDicts, with the few forward references q
 3.11): 3.5% fewer Python calls in the import and 849 instead of 928 annotation strings compiled,
 within the noise of the import's time. Most of those strings are pydantic-core's own
 (`core_schema`'s TypedDicts, which Python 3.14's `typing` compiles as it creates them), and that
-module without the future import costs more, not less (annotationlib then evaluates its annotations).
-Next step for the cold target: a memory snapshot made when the site is built (Pyodide in Node.js, as
-site-packages.bin is) and shipped with it, so that a first visit restores it as a later one does
-(checked against the browser's runtime as the kept snapshot is). The first screen no longer waits
-for any of this: the page draws the sessions list and the open session's last messages from
-IndexedDB itself and takes typing while Python starts (the first row; web/app.js, `drawEarly`).
+module without the future import costs more, not less (annotationlib then evaluates its
+annotations). Next step for the cold target: a memory snapshot made when the site is built
+(Pyodide in Node.js, as site-packages.bin is) and shipped with it, so that a first visit restores
+it as a later one does (checked against the browser's runtime as the kept snapshot is). The first
+screen no longer waits for any of this: the page draws the sessions list and the open session's
+last messages from IndexedDB itself and takes typing while Python starts (the first row;
+web/app.js, `drawEarly`).
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
@@ -386,35 +388,45 @@ before the memory is copied back (no relocations, no constructors), grows the me
 snapshot's size (Pyodide's INITIAL_MEMORY setting is ignored by this build: pyodide#6254) and
 checks the table and the GOT; anything that differs (another build, a damaged body: SHA-256,
 another table) means a normal start and a new snapshot. The snapshot's record is kept in a header
-of its Cache Storage entry, so its 38 MB are read and hashed (off the page's thread) from boot.js's
-first moment (looked up in any of the site's caches, before manifest.json has said which version
-the page is: its version is checked then), while the page draws its first screen and the runtime
-compiles (Pyodide itself reads the snapshot before it starts compiling). Then the ~460 files of
+of its Cache Storage entry, so the runtime compiles and instantiates while its 38 MB are read and
+hashed (Pyodide itself reads the snapshot before it starts compiling). Then the ~460 files of
 site-packages are written (they live outside the memory), `random` reseeded, and the app starts
 without importing or building anything.
 
-Warm, the gap: the target is 0.6 s. The warm visits open the session the first visit made
-(Python reads it and builds its transcript before ready). The page's first screen goes first:
-what holds the page's thread (Pyodide's loader, instantiating the runtime, Python's start) waits
-for it (at most 300 ms; web/boot.js, `firstScreen`), and what does not goes on meanwhile from
-boot.js's first moment: the runtime's download and compilation (its WebAssembly.Module is handed
-to Pyodide's instantiation), reading and hashing the snapshot, importing Pyodide's loader and the
-runtime's JavaScript (1.3 MB). So the app is ready a fixed time after the first screen (the
-runtime is compiled and the snapshot read by then): a faster first screen makes it ready sooner
-too. What is left, from the page's marks (`window.pyAgent.marks`): the page's own scripts until
-boot.js runs (~200-300 ms: index.html, its styles and ~40 modules through the service worker;
-module scripts run once the document is parsed); manifest.json's round trip (~70-300 ms); the
-first screen; Pyodide's loader until it asks for the runtime's instantiation (~70 ms);
-instantiating the runtime, putting pydantic-core back and Pyodide copying the 38 MB in and
-finishing its start (~200 ms); writing site-packages (~30 ms); the app's start (~200-400 ms:
-IndexedDB, settings and keys, the session's transcript, the first render; its Python runs cold:
-V8 compiles the interpreter's WebAssembly functions lazily, as each is first called). Measured
-and left out (A/B, 2 busy cores): letting the loader and the instantiation run while the first
-screen draws (ready ~same or sooner, the first screen ~170 ms later); a checksum of the
-snapshot computed on the page's thread as it arrives instead of the SHA-256 (the same, on the
-page's thread); writing only the files of the modules the snapshot has not imported before ready
-(the rest after: no gain). Next steps: have sw.js answer manifest.json from its cache at once
-(checking the network in the background).
+Warm, the gap: 1.3-1.9 s here against a target of 0.6 s (not met). It was 0.95-1.05 s in the
+previous round's measurement, which is not the same: the warm visits now open the session the
+first visit made (Python reads it and builds its transcript before ready), Python's start now
+waits for the first screen (up to 300 ms: the runtime downloads meanwhile, and compiles after), and
+the machine's load was ~4. The work of this round went to the first screen, which no longer
+waits for Python (the first row). What is left,
+from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
+the modules, manifest.json's round trip through the service worker); "start Python" (~530 ms from
+the last runtime file: compiling and instantiating the runtime while the snapshot is read and
+hashed, growing the memory and putting pydantic-core back, Pyodide copying the 38 MB in and
+finishing its start, the table check, `random`'s seed); writing site-packages (~20 ms); the app's
+start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs cold: V8 has
+compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
+during its seconds of start-up). Pyodide's loader runs ~70-150 ms after the first screen before it
+asks for the runtime's instantiation (the page's mark `runtime compiling`), and the compilation
+then takes ~150-300 ms more on these busy cores.
+
+Measured and left out (A/B in one run, interleaved, 9 warm visits per variant, the machine at a
+load of 5-15; each moved work beside the first screen, and on two busy cores that work took the
+first screen's time: the app was ready no sooner, or sooner by less than the first screen lost):
+the runtime compiling from manifest.json on with only its instantiation waiting for the first
+screen, the snapshot read from boot.js's first moment (found in any of the site's caches before
+manifest.json, its version checked then) and checked by a checksum computed on the page's thread
+as it arrives instead of a SHA-256 (ready 2129 ms against 2071, first screen 1146 against 968,
+medians); the same with Pyodide's loader and the runtime's JavaScript imported beside
+manifest.json's round trip (2286 ms, 1149 ms); compiling the runtime from boot.js's first moment
+and handing the module to Pyodide, with everything that holds the page's thread waiting for the
+first screen (2486 against 2350 ms, first screen 1250 against 883); the instantiation not
+waiting for the first screen at all (ready ~300 ms sooner than with the wait, the first screen
+~160 ms later); writing before ready only the files of the modules the snapshot has not imported
+(no gain: writing the ~460 files takes ~20-40 ms). On a quiet machine with a free second core,
+the first three may pay (the compilation and the hash run off the page's thread): to be measured
+there. Next steps: have sw.js answer manifest.json from its cache at once (checking the network in
+the background); a faster first screen, which Python's start waits for.
 """
 
 

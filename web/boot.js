@@ -17,7 +17,7 @@
 
 import {
   acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
-  makeSnapshot, peekSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -313,9 +313,7 @@ async function checkRuntimeFiles(manifest) {
 
 // Pyodide 314 logs a failed WebAssembly compilation and then waits forever. While Python
 // starts, the two instantiate functions are wrapped so that such a failure ends the boot.
-// The runtime's streaming instantiation uses the module compiled from boot's first moment
-// (compileRuntime) when it compiled. `onCompiled` is called once the runtime's WebAssembly is
-// compiled.
+// `onCompiled` is called once the runtime's WebAssembly is compiled and instantiated.
 function catchWasmFailure(onCompiled) {
   const original = {
     instantiate: WebAssembly.instantiate,
@@ -328,17 +326,9 @@ function catchWasmFailure(onCompiled) {
   for (const [name, fn] of Object.entries(original)) {
     WebAssembly[name] = async function (...args) {
       try {
-        if (name === "instantiateStreaming") {
-          mark("runtime compiling");
-          // Only the runtime is instantiated this way; Pyodide's own download of it is dropped.
-          let module = await earlyRuntime;
-          if (module) Promise.resolve(args[0]).then((response) => response?.body?.cancel(), () => {}).catch(() => {});
-          else module = await WebAssembly.compileStreaming(args[0]);
-          onCompiled();
-          return { module, instance: await original.instantiate.call(this, module, args[1]) };
-        }
+        if (name === "instantiateStreaming") mark("runtime compiling"); // Pyodide's loader has run
         const result = await fn.apply(this, args);
-        if (args[0]?.byteLength > 1e6) onCompiled();
+        if (name === "instantiateStreaming" || args[0]?.byteLength > 1e6) onCompiled();
         return result;
       } catch (cause) {
         fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
@@ -614,9 +604,10 @@ function showError(error) {
 
 // Python's start holds the page's thread for a while (instantiating the runtime, starting the
 // interpreter, importing): the page's first screen, which web/app.js draws from IndexedDB
-// meanwhile, goes first: what holds the page's thread (Pyodide's loader, the runtime's
-// instantiation, Python's start) waits for it, at most FIRST_SCREEN_MS; what does not (the
-// runtime's download and compilation, reading the snapshot and hashing it) goes on meanwhile.
+// meanwhile, goes first. Python's start (Pyodide's loader, which then compiles and instantiates the
+// runtime) waits for it, at most FIRST_SCREEN_MS; the runtime's download goes on meanwhile. Work
+// moved beside the first screen (compiling earlier, reading the snapshot earlier) took the first
+// screen's time on two busy cores: see BENCHMARKS.md, "Time to ready".
 const FIRST_SCREEN_MS = 300;
 let firstScreenResolve;
 const firstScreenPromise = new Promise((resolve) => {
@@ -635,34 +626,12 @@ async function firstScreen() {
   mark("first screen");
 }
 
-// The runtime's folder, as build.py writes manifest.json's index_url (index.html preloads its files).
-const RUNTIME_FOLDER = "pyodide/";
-let earlyRuntime = null; // the runtime's WebAssembly.Module compiled from boot's first moment, or null
-
-// The runtime's WebAssembly, compiled (off the page's thread) from boot's first moment rather
-// than once the first screen is drawn and Pyodide's loader has run; a failure leaves it to
-// Pyodide's own download, which reports it.
-function compileRuntime() {
-  return WebAssembly.compileStreaming(fetch(siteUrl(`${RUNTIME_FOLDER}pyodide.asm.wasm`))).then((module) => {
-    mark("runtime compiled early");
-    return module;
-  }, () => null);
-}
-
 async function boot() {
   mark("boot");
   startStep("download");
-  // Pyodide's loader and the runtime's JavaScript are imported (evaluated: 1.3 MB) beside
-  // manifest.json's round trip rather than after it; startPython's imports of the same URLs then
-  // get these modules. A failure is reported by those imports.
-  for (const file of ["pyodide.js", "pyodide.asm.js"]) import(siteUrl(RUNTIME_FOLDER + file)).catch(() => {});
-  earlyRuntime = compileRuntime();
-  // The kept memory snapshot is read from the first moment, beside manifest.json's round trip
-  // (which tells whether it is this version's).
-  const early = peekSnapshot(siteUrl, mark);
   const manifest = await loadManifest();
   mark("manifest");
-  const snapshot = readSnapshot(siteVersion, siteUrl, manifest, mark, early);
+  const snapshot = readSnapshot(siteVersion, siteUrl, manifest);
   // The packages are fetched and unpacked while Python starts (unpack.js).
   const unpacking = startUnpacking(manifest, siteUrl, mark);
   // The check runs beside the download; whichever fails first is reported, but a failure to

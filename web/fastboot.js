@@ -19,7 +19,7 @@
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 import { startUnpacking } from "./unpack.js";
-import { findSnapshot, peekSnapshot as peekSnapshotIn, SNAPSHOT_PATH } from "./snapshot.js";
+import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
 
 export { afterRestore, restoreOptions } from "./snapshot.js";
 
@@ -140,34 +140,15 @@ function snapshotsWanted() {
 }
 
 /**
- * The memory snapshot kept in this origin's caches, whatever its version, its bytes being read
- * (snapshot.js, peekSnapshot), or null: looked up at the page's first moment, before manifest.json
- * (readSnapshot then checks that it is this version's).
+ * The memory snapshot kept for this version of the site (snapshot.js, findSnapshot): null when
+ * there is none (or snapshots are off); {stale: reason} when it was of another build (deleted);
+ * else {meta, bytes, read}, its bytes being read.
  */
-export async function peekSnapshot(siteUrl, mark) {
-  if (!globalThis.caches || !globalThis.crypto?.subtle || !snapshotsWanted()) return null;
-  try {
-    return await peekSnapshotIn(siteUrl(SNAPSHOT_PATH), mark);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The memory snapshot kept for this version of the site (snapshot.js, findSnapshot; `early`: what
- * peekSnapshot found): null when there is none (or snapshots are off); {stale: reason} when it was
- * of another build (deleted); else {meta, bytes, read}, its bytes being read.
- */
-export async function readSnapshot(version, siteUrl, manifest, mark, early = null) {
-  if (!version || !snapshotsWanted() || !manifest.site_packages) {
-    early?.then((found) => found?.cancel(), () => {});
-    return null;
-  }
+export async function readSnapshot(version, siteUrl, manifest) {
+  if (!version || !snapshotsWanted() || !manifest.site_packages) return null;
   try {
     const cache = await caches.open(CACHE_PREFIX + version);
-    return await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), {
-      version, bundleSha256: manifest.site_packages.sha256, mark, early,
-    });
+    return await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
   } catch (error) {
     return { stale: `the snapshot could not be read (${error?.message ?? error})` };
   }

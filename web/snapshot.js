@@ -19,11 +19,10 @@
 // Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
 // version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
 // its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
-// body, libraries, table). The record is read first, before the page has manifest.json (the version
-// is checked once it has): the runtime compiles while the body is read into a buffer of the
-// recorded size and its SHA-256 checked (off the page's thread). Anything that does not match
-// (another kind, another build, a damaged body, another table) means a normal start, and a new
-// snapshot.
+// body, libraries, table). The record is read first: the runtime compiles and instantiates while
+// the body is read into a buffer of the recorded size and its SHA-256 checked (off the page's
+// thread). Anything that does not match (another kind, another build, a damaged body, another
+// table) means a normal start, and a new snapshot.
 
 export const SNAPSHOT_KIND = "py-agent-snapshot 3";
 export const SNAPSHOT_PATH = "__sw__/snapshot";
@@ -135,12 +134,15 @@ export function snapshotResponse({ meta, bytes }) {
 // ---- Restoring it (boot.js) ----
 
 /**
- * Starts reading a kept snapshot (a Cache Storage response): {meta, bytes, read, cancel} or
- * {stale: reason} when its record is not one this page can use. `bytes` is a buffer of the
- * snapshot's size that is being filled, `read` a promise that resolves once it is filled and its
- * SHA-256 checked, and rejects otherwise; cancel() stops reading.
+ * The snapshot kept in `cache` under `key` for this site (`version`, site-packages.bin's
+ * `bundleSha256`): null when there is none; {stale: reason} when it does not belong to this build
+ * (deleted); else {meta, bytes, read}: `bytes` is a buffer of the snapshot's size that is being
+ * filled, `read` a promise that resolves once it is filled and its SHA-256 checked, and rejects
+ * otherwise.
  */
-function openSnapshot(response, mark) {
+export async function findSnapshot(cache, key, { version, bundleSha256 }) {
+  const response = await cache.match(key);
+  if (!response) return null;
   let meta;
   try {
     meta = JSON.parse(response.headers.get(HEADER) ?? "null");
@@ -149,16 +151,18 @@ function openSnapshot(response, mark) {
   }
   let stale = null;
   if (meta?.kind !== SNAPSHOT_KIND) stale = "a snapshot of another kind";
+  else if (meta.version !== version || meta.bundle !== bundleSha256) stale = "a snapshot of another build of the site";
   else if (!(meta.size > 0) || !Number.isSafeInteger(meta.size) || !Array.isArray(meta.libraries)) {
     stale = "a damaged snapshot record";
   }
   if (stale) {
     response.body?.cancel().catch(() => {});
+    await cache.delete(key).catch(() => {});
     return { stale };
   }
   const bytes = new Uint8Array(meta.size);
-  const reader = response.body.getReader();
   const read = (async () => {
+    const reader = response.body.getReader();
     let at = 0;
     for (;;) {
       const { done, value } = await reader.read();
@@ -168,46 +172,11 @@ function openSnapshot(response, mark) {
       at += value.length;
     }
     if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
-    mark("snapshot bytes");
-    // WebCrypto hashes a copy of the bytes on another thread, while the page draws its first screen.
+    // WebCrypto hashes a copy of the bytes on another thread.
     if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
-  return { meta, bytes, read, cancel: () => reader.cancel().catch(() => {}) };
-}
-
-/**
- * The snapshot in any of this origin's caches under `key`, whatever the site's version (looked up
- * before manifest.json has arrived; findSnapshot then checks its version): null when there is none
- * or it cannot be used; else openSnapshot's {meta, bytes, read, cancel}, being read.
- */
-export async function peekSnapshot(key, mark = () => {}) {
-  const response = await caches.match(key);
-  if (!response) return null;
-  const found = openSnapshot(response, mark);
-  return found.stale ? null : found;
-}
-
-/**
- * The snapshot for this site (`version`, site-packages.bin's `bundleSha256`): `early` (peekSnapshot)
- * when it is this site's; else the one kept in `cache` under `key`: null when there is none;
- * {stale: reason} when it does not belong to this build (deleted); else {meta, bytes, read, cancel}
- * (openSnapshot).
- */
-export async function findSnapshot(cache, key, { version, bundleSha256, mark = () => {}, early = null }) {
-  const belongs = (meta) => meta.version === version && meta.bundle === bundleSha256;
-  const peeked = await early?.catch(() => null);
-  if (peeked && belongs(peeked.meta)) return peeked;
-  peeked?.cancel();
-  const response = await cache.match(key);
-  if (!response) return null;
-  let found = openSnapshot(response, mark);
-  if (!found.stale && !belongs(found.meta)) {
-    found.cancel();
-    found = { stale: "a snapshot of another build of the site" };
-  }
-  if (found.stale) await cache.delete(key).catch(() => {});
-  return found;
+  return { meta, bytes, read };
 }
 
 /**
