@@ -362,11 +362,19 @@ worker's thread starts only when the page's thread is free, so often after CPyth
 the page has the bytes as soon); compiling the runtime's WebAssembly from the page's first moment
 rather than after manifest.json. Compiling pydantic-core's library while Python starts saves only
 ~20 ms (Chromium compiles WebAssembly lazily). Bytecode for every module of the standard library
-would make the zip 7.0 MB (not measured: the modules imported later are few). Next steps:
-py_agent's modules without `from __future__ import annotations` (Python 3.14 evaluates
-deferred annotations without compiling strings). The first screen no longer waits for any of
-this: the page draws the sessions list and the open session's last messages from IndexedDB
-itself and takes typing while Python starts (the first row; web/app.js, `drawEarly`).
+would make the zip 7.0 MB (not measured: the modules imported later are few). Measured and left
+out too: py_agent's modules without `from __future__ import annotations` (the 27 outside the core
+that define models, dataclasses or TypedDicts, with the few forward references quoted for Python
+3.11): 3.5% fewer Python calls in the import and 849 instead of 928 annotation strings compiled,
+within the noise of the import's time. Most of those strings are pydantic-core's own
+(`core_schema`'s TypedDicts, which Python 3.14's `typing` compiles as it creates them), and that
+module without the future import costs more, not less (annotationlib then evaluates its
+annotations). Next step for the cold target: a memory snapshot made when the site is built
+(Pyodide in Node.js, as site-packages.bin is) and shipped with it, so that a first visit restores
+it as a later one does (checked against the browser's runtime as the kept snapshot is). The first
+screen no longer waits for any of this: the page draws the sessions list and the open session's
+last messages from IndexedDB itself and takes typing while Python starts (the first row;
+web/app.js, `drawEarly`).
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
@@ -388,7 +396,7 @@ without importing or building anything.
 Warm, the gap: 1.3-1.9 s here against a target of 0.6 s (not met). It was 0.95-1.05 s in the
 previous round's measurement, which is not the same: the warm visits now open the session the
 first visit made (Python reads it and builds its transcript before ready), Python's start now
-waits for the first screen (up to 300 ms; usually less, as the runtime compiles meanwhile), and
+waits for the first screen (up to 300 ms: the runtime downloads meanwhile, and compiles after), and
 the machine's load was ~4. The work of this round went to the first screen, which no longer
 waits for Python (the first row). What is left,
 from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
@@ -398,10 +406,27 @@ hashed, growing the memory and putting pydantic-core back, Pyodide copying the 3
 finishing its start, the table check, `random`'s seed); writing site-packages (~20 ms); the app's
 start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs cold: V8 has
 compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
-during its seconds of start-up). Next steps: start reading the snapshot from index.html (a preload
-of a service-worker URL) rather than after manifest.json; have sw.js answer manifest.json from its
-cache at once (checking the network in the background); write only the site-packages files that
-imports can still look for after the snapshot.
+during its seconds of start-up). Pyodide's loader runs ~70-150 ms after the first screen before it
+asks for the runtime's instantiation (the page's mark `runtime compiling`), and the compilation
+then takes ~150-300 ms more on these busy cores.
+
+Measured and left out (A/B in one run, interleaved, 9 warm visits per variant, the machine at a
+load of 5-15; each moved work beside the first screen, and on two busy cores that work took the
+first screen's time: the app was ready no sooner, or sooner by less than the first screen lost):
+the runtime compiling from manifest.json on with only its instantiation waiting for the first
+screen, the snapshot read from boot.js's first moment (found in any of the site's caches before
+manifest.json, its version checked then) and checked by a checksum computed on the page's thread
+as it arrives instead of a SHA-256 (ready 2129 ms against 2071, first screen 1146 against 968,
+medians); the same with Pyodide's loader and the runtime's JavaScript imported beside
+manifest.json's round trip (2286 ms, 1149 ms); compiling the runtime from boot.js's first moment
+and handing the module to Pyodide, with everything that holds the page's thread waiting for the
+first screen (2486 against 2350 ms, first screen 1250 against 883); the instantiation not
+waiting for the first screen at all (ready ~300 ms sooner than with the wait, the first screen
+~160 ms later); writing before ready only the files of the modules the snapshot has not imported
+(no gain: writing the ~460 files takes ~20-40 ms). On a quiet machine with a free second core,
+the first three may pay (the compilation and the hash run off the page's thread): to be measured
+there. Next steps: have sw.js answer manifest.json from its cache at once (checking the network in
+the background); a faster first screen, which Python's start waits for.
 """
 
 
