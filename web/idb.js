@@ -218,15 +218,16 @@ export class Storage {
   }
 
   async listSessions() {
-    const tx = this.db.transaction("sessions", "readonly");
-    const records = await request(tx.objectStore("sessions").index("updated").getAll());
+    // The records and their count in one round trip (the page's first screen waits for it).
+    const store = this.db.transaction("sessions", "readonly").objectStore("sessions");
+    const [records, count] = await Promise.all([request(store.index("updated").getAll()), request(store.count())]);
     const metas = [];
     for (let i = records.length - 1; i >= 0; i -= 1) {
       const r = records[i];
       metas.push(r && typeof r.meta === "object" && r.meta ? r.meta : { id: r?.id ?? null, corrupt: "no metadata" });
     }
     // Records without an `updated` value are not in the index: add them at the end.
-    if (records.length !== (await request(this.db.transaction("sessions").objectStore("sessions").count()))) {
+    if (records.length !== count) {
       const all = await request(this.db.transaction("sessions").objectStore("sessions").getAll());
       const seen = new Set(records.map((r) => r.id));
       for (const r of all) if (!seen.has(r.id)) metas.push(r?.meta ?? { id: r?.id ?? null, corrupt: "no metadata" });
