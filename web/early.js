@@ -1,18 +1,21 @@
-// The first screen, drawn before the app's own modules and long before Python: index.html runs
-// this module first and without waiting for the rest (async), with only small imports (IndexedDB,
-// the session list, DOM helpers). It opens the app's IndexedDB at once, and as soon as the page is
-// parsed shows the app with a working message box; then the sessions list (the records' metadata)
-// and the open session's last messages (web/idb.js, recentMessages), in a light rendering (text
-// and a little Markdown, built with DOM calls only). web/app.js takes over what this drew once its
-// modules are loaded (`early.release()`): its full renderer replaces the light one, its composer
-// handles the same text box (what was typed, the caret and the focus stay), and the messages sent
-// meanwhile (`early.queue`) are sent once Python is ready.
+// The first screen, drawn before the app's own modules and long before Python: web/early-start.js
+// (a classic script in index.html's head) imports this module as the page starts; its imports are
+// few and small (IndexedDB, the session list, DOM helpers). It opens the app's IndexedDB at once
+// and, once the page is parsed, shows the app: the sessions list (the records' metadata), the open
+// session's last messages (web/idb.js, recentMessages) in a light rendering (text and a little
+// Markdown, built with DOM calls only) and a message box that takes typing. web/app.js takes over
+// what this drew once its modules are loaded (`early.release()`): its full renderer replaces the
+// light one, its composer handles the same text box (what was typed, the caret and the focus
+// stay), and the messages sent meanwhile (`early.queue`, shown as queued) are sent once Python is
+// ready.
 
 import { openDatabase } from "./idb.js";
 import { SessionList } from "./ui/sessions.js";
-import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, scrollRegion } from "./ui/dom.js";
+import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, friendlyError, scrollRegion } from "./ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
+const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed, as there
+const LONG_LINES = 14;
 const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
 // How long the first screen waits for IndexedDB before it shows the page without its data.
 const SHELL_WAIT_MS = 200;
@@ -31,7 +34,6 @@ export const early = {
   opening: null,
   /** Resolves once the first screen is drawn, or could not be (the app draws it then). */
   drawn: null,
-  shown: false, // the app's screen replaced the boot screen
   sessions: null, // the SessionList drawn here (the app keeps it, with its handlers in `hooks`)
   metas: null, // the sessions' metadata records, newest first
   preview: null, // {id, meta, items}: the open session's last messages as read here
@@ -141,7 +143,6 @@ function hashSession() {
 function showApp() {
   $("boot-screen").hidden = true;
   $("app").hidden = false;
-  early.shown = true;
   // A boot that fails shows its error on the boot screen (web/boot.js, web/boot-watchdog.js).
   const watch = new MutationObserver(() => {
     if (!failed()) return;
@@ -181,7 +182,9 @@ function showApp() {
     early.opening
       .then((db) => db.recentMessages(id, PREVIEW_MESSAGES))
       .then((preview) => {
-        if (!early.released && preview && hashSession() === id) showPreview(id, preview);
+        if (early.released || hashSession() !== id) return;
+        if (preview) showPreview(id, preview);
+        else clearPreview();
       })
       .catch(() => {});
   });
@@ -254,8 +257,9 @@ function showPreview(id, preview) {
   early.sessions?.setCurrent(id);
   const transcript = $("transcript");
   const fragment = document.createDocumentFragment();
+  const results = new Map(preview.items.filter((i) => i.message?.role === "toolResult").map((i) => [i.message.toolCallId, i.message]));
   for (const item of preview.items) {
-    const node = renderItem(item);
+    const node = renderItem(item, results);
     if (node) fragment.append(node);
   }
   transcript.replaceChildren(fragment);
@@ -285,18 +289,21 @@ function textOf(message) {
 
 // The same elements and classes as web/ui/chat.js, so that its rendering replaces this one in place;
 // the actions are there but disabled, as in its preview.
-function renderItem(item) {
+function renderItem(item, results) {
   const m = item.message ?? {};
   let node;
   if (m.role === "user") {
     const text = textOf(m);
+    const body = h("div", { class: "user-text", text });
+    const bubble = h("div", { class: "bubble" }, body);
+    if (text.length > LONG_CHARS || text.split("\n").length > LONG_LINES) bubble.append(collapser(body, text));
     const actions = h("div", { class: "msg-actions" }, disabled(iconButton("edit", "Edit and resend this message", { class: "small edit-msg" })), copyButton(text, "Copy message"));
-    node = h("article", { class: "msg user", "aria-label": "Your message" }, h("div", { class: "bubble" }, h("div", { class: "user-text", text })), actions);
+    node = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
   } else if (m.role === "assistant") {
-    node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" }, h("div", { class: "blocks" }, ...(Array.isArray(m.content) ? m.content : []).map(block)));
+    const content = Array.isArray(m.content) ? m.content : [];
+    node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" }, h("div", { class: "blocks" }, ...content.map((b) => block(b, m, results))));
     if (m.stopReason === "error" || m.stopReason === "aborted") {
-      const words = m.stopReason === "aborted" ? m.errorMessage || "Stopped." : m.errorMessage || "The request failed.";
-      node.append(h("div", { class: `msg-error ${m.stopReason}` }, h("span", { class: "msg-error-text", text: String(words) })));
+      node.append(h("div", { class: `msg-error ${m.stopReason}` }, h("span", { class: "msg-error-text", text: errorText(m) })));
     }
     node.append(foot(m));
   } else if (m.role === "toolResult" || (m.role === "custom" && m.display === false)) {
@@ -307,6 +314,33 @@ function renderItem(item) {
   }
   if (item.entryId) node.dataset.entryId = item.entryId;
   return node;
+}
+
+// As web/ui/chat.js words a failed or stopped reply that Python has not described yet.
+function errorText(m) {
+  if (m.stopReason === "aborted") {
+    if (String(m.errorMessage ?? "").startsWith("Interrupted")) return m.errorMessage;
+    const content = (Array.isArray(m.content) ? m.content : []).some((b) => (b?.type === "text" && b.text?.trim()) || (b?.type === "thinking" && b.thinking?.trim()) || b?.type === "toolCall");
+    return content ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.";
+  }
+  return friendlyError(m.errorMessage || "The request failed.");
+}
+
+// "Show more" / "Show less", as web/ui/chat.js draws it for a long message.
+function collapser(body, text) {
+  const lines = text.split("\n").length;
+  const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
+  const set = (open) => {
+    body.classList.toggle("collapsed", !open);
+    body.style.maxHeight = open ? "" : "14em";
+    body.style.overflow = open ? "" : "hidden";
+    body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
+  };
+  button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
+  set(false);
+  return button;
 }
 
 function disabled(button) {
@@ -320,7 +354,7 @@ function copyButton(text, label) {
   return copy;
 }
 
-function block(b) {
+function block(b, message, results) {
   if (b?.type === "text") {
     const el = h("div", { class: "md text-block" }, lightMarkdown(b.text ?? ""));
     el.hidden = !/\S/.test(b.text ?? "");
@@ -332,14 +366,33 @@ function block(b) {
     return details;
   }
   if (b?.type === "toolCall") {
+    // Its state as web/ui/chat.js tells it from the stored messages; its body comes with the full rendering.
+    const result = results.get(b.id);
+    const status = result ? (result.isError ? "error" : "done") : "interrupted";
+    const words = { done: "done", error: "failed", interrupted: "not finished" };
     return h(
       "details",
-      { class: "tool", dataset: { toolCallId: b.id ?? "" } },
-      h("summary", {}, h("span", { class: "tool-status", "aria-hidden": "true" }), icon("tool", "icon tool-icon"), h("span", { class: "tool-title", text: b.name ?? "tool" }), h("span", { class: "tool-summary" })),
+      { class: "tool", dataset: { toolCallId: b.id ?? "", status } },
+      h(
+        "summary",
+        {},
+        h("span", { class: "tool-status", "aria-hidden": "true" }),
+        icon("tool", "icon tool-icon"),
+        h("span", { class: "tool-title", text: b.name ?? "tool" }),
+        h("span", { class: "tool-summary", text: shortArgs(b.arguments) }),
+        h("span", { class: "visually-hidden tool-state", text: `(${words[status]})` }),
+      ),
       h("div", { class: "tool-body" }),
     );
   }
   return h("div", { class: "md" });
+}
+
+function shortArgs(args) {
+  if (!args || typeof args !== "object") return "";
+  const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
+  const text = values.map(String).join(" · ").replace(/\s+/g, " ");
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
 
 function foot(m) {
@@ -378,7 +431,9 @@ function lightMarkdown(text) {
       for (i += 1; i < lines.length && !lines[i].trimStart().startsWith(fence[1]); i += 1) code.push(lines[i]);
       const language = fence[2];
       const pre = h("pre", scrollRegion(language ? `${language} code` : "Code"), h("code", { text: code.join("\n") }));
-      fragment.append(h("div", { class: "code-block" }, h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" })), pre));
+      const copy = h("button", { type: "button", class: "code-copy", "aria-label": "Copy code", title: "Copy code" }, icon("copy"), icon("check", "icon done"));
+      copy.addEventListener("click", () => copyText(code.join("\n"), copy));
+      fragment.append(h("div", { class: "code-block" }, h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" }), copy), pre));
       continue;
     }
     const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
