@@ -9,7 +9,7 @@
 // stay), and the messages sent meanwhile (`early.queue`, shown as queued) are sent once Python is
 // ready.
 
-import { openDatabase } from "./idb.js";
+import { adoptDatabase, openDatabase } from "./idb.js";
 import { SessionList } from "./ui/sessions.js";
 import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, friendlyError, scrollRegion } from "./ui/dom.js";
 
@@ -49,12 +49,16 @@ export const early = {
   },
 };
 
-early.opening = openDatabase({
+const storageOptions = {
   onVersionChange: () => {
     early.versionChanged = true;
     early.onVersionChange?.();
   },
-});
+};
+// The connection web/early-start.js opened as the page started, if it is this schema's.
+const started = window.pyAgentEarlyDatabase ?? Promise.resolve(null);
+delete window.pyAgentEarlyDatabase;
+early.opening = started.then((db) => adoptDatabase(db, storageOptions) ?? openDatabase(storageOptions));
 early.opening.catch(() => {}); // web/app.js reports it, once Python is ready
 early.drawn = draw().catch((error) => console.warn("py-agent: the first screen could not be drawn early", error));
 

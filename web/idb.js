@@ -94,6 +94,25 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
   });
 }
 
+/**
+ * A connection opened without a version (web/early-start.js, as the page starts) as a Storage, if
+ * it is this schema's version with its stores; otherwise null, and the connection is closed (so
+ * that openDatabase() can upgrade it).
+ */
+export function adoptDatabase(db, { version = SCHEMA_VERSION, onVersionChange } = {}) {
+  if (!db) return null;
+  const stores = ["sessions", "entries", "drafts", "settings", "keys", "providers"];
+  if (db.version !== version || !stores.every((name) => db.objectStoreNames.contains(name))) {
+    db.close();
+    return null;
+  }
+  db.onversionchange = () => {
+    db.close();
+    onVersionChange?.();
+  };
+  return new Storage(db);
+}
+
 export class Storage {
   constructor(db) {
     this.db = db;
