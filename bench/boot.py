@@ -79,6 +79,8 @@ new MutationObserver(() => {
       messages: document.querySelectorAll("#transcript .msg").length,
       composer: !!input && !input.disabled && document.activeElement === input && root.dataset.app !== "ready",
     };
+    // The first frame that shows it (a rAF callback runs just before the frame is painted).
+    requestAnimationFrame(() => setTimeout(() => (window.__early.painted = performance.now()), 0));
   }
 }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-app", "data-early"] });
 """
@@ -234,6 +236,12 @@ def early_at(visit: dict[str, Any]) -> float:
     return float(early["at"]) if early else float(visit["ready"])
 
 
+def painted_at(visit: dict[str, Any]) -> float:
+    """When the first frame showing the early drawing was painted (its drawing time if unknown)."""
+    early = visit.get("early")
+    return float(early.get("painted", early["at"])) if early else float(visit["ready"])
+
+
 def steps_line(visits: list[dict[str, Any]]) -> str:
     names = {"download": "download", "compile": "start Python", "install": "install packages", "import": "import"}
     parts = [f"{label} {median([v['steps'][key] for v in visits]):.0f}" for key, label in names.items()]
@@ -255,6 +263,7 @@ def report(
     cold_ratio = median(ready["cold"]) / median(bare["cold"])
     warm = median(ready["warm"])
     drawn_cold, drawn_warm = median(drawn["cold"]), median(drawn["warm"])
+    painted_cold, painted_warm = (median([painted_at(v) for v in app[name]]) for name in ("cold", "warm"))
     before_python = sum(bool(v["early"] and v["early"]["composer"]) for visits in app.values() for v in visits)
     warm_full = sum(
         bool(v["early"] and v["early"]["sessions"] >= 1 and v["early"]["messages"] >= 2) for v in app["warm"]
@@ -291,10 +300,13 @@ def report(
         ),
         "",
         "Usable at once: the page draws the sessions list and the open session's transcript from IndexedDB "
-        'itself, and focuses the composer, before Python is ready (`data-early="drawn"`, web/app.js); a '
+        'itself, and focuses the composer, before Python is ready (`data-early="drawn"`, web/early.js); a '
         "message sent then is queued and sent once Python is ready. The cold visit (a new profile) has no "
-        "session yet: it then sends one message to the demo model, and the warm visits open that session "
-        f"(`#/s/<id>`). Targets: within 300 ms warm: {drawn_warm:.0f} ms — "
+        "session yet (the page knows a first visit: no service worker answers it yet; it does not wait for "
+        "IndexedDB then, whose first answer in a new profile takes 0.1-0.6 s): it then sends one message to the "
+        "demo model, and the warm visits open that session "
+        f"(`#/s/<id>`). The frame that shows it is painted by {painted_cold:.0f} ms cold, {painted_warm:.0f} ms "
+        f"warm (medians). Targets: within 300 ms warm: {drawn_warm:.0f} ms — "
         + ("met" if drawn_warm <= 300 else "not met")
         + f"; within 500 ms cold: {drawn_cold:.0f} ms — "
         + ("met" if drawn_cold <= 500 else "not met")
@@ -374,7 +386,7 @@ annotations). Next step for the cold target: a memory snapshot made when the sit
 it as a later one does (checked against the browser's runtime as the kept snapshot is). The first
 screen no longer waits for any of this: the page draws the sessions list and the open session's
 last messages from IndexedDB itself and takes typing while Python starts (the first row;
-web/app.js, `drawEarly`).
+web/early.js, taken over by web/app.js).
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing

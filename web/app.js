@@ -2,8 +2,8 @@
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
+import { early } from "./early.js";
 import { ready, firstScreenDrawn } from "./boot.js";
-import { openDatabase } from "./idb.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
 import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
@@ -37,12 +37,12 @@ window.pyAgentApp = app;
 // Start
 
 async function main() {
-  // Storage opens while Python starts (boot.js), not after.
-  const opening = openDatabase({
-    onVersionChange: () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" }),
-  });
-  opening.catch(() => {}); // handled below, once Python is ready
-  const early = drawEarly(opening);
+  // Storage was opened by web/early.js, as the page started: Python's start does not wait for it.
+  const opening = early.opening;
+  const versionChanged = () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" });
+  early.onVersionChange = versionChanged;
+  if (early.versionChanged) versionChanged();
+  const drawn = drawEarly(opening);
   ready.catch(() => {
     // Boot failed: its error is on the boot screen.
     $("#boot-screen").hidden = false;
@@ -68,7 +68,7 @@ async function main() {
   connect(dispatch);
   app.init = await py("init", { origin: location.origin }); // advice names this page's origin
   applyTheme(app.init.settings.theme ?? "system");
-  await early;
+  await drawn;
   if (!ui.chat) buildUi();
   wirePython();
   for (const notice of app.init.notices) toast(notice, "warn");
@@ -76,7 +76,7 @@ async function main() {
   reveal();
   app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
-  ui.composer.focus();
+  focusComposer();
   await sendEarlyMessages();
 }
 
@@ -85,14 +85,23 @@ function reveal() {
   $("#app").hidden = false;
 }
 
+// The message box, unless the user has put the focus elsewhere meanwhile (the page takes typing
+// from its first moment: web/early.js).
+function focusComposer() {
+  const active = document.activeElement;
+  if (!active || active === document.body || active === $("#input")) ui.composer.focus();
+}
+
 // ---- before Python: the page draws from IndexedDB itself ----
 //
 // Python takes a while to start (seconds on a first visit). Meanwhile the page shows what it can
 // read itself: the sessions list (the records' metadata, web/idb.js) and the open session's last
 // messages (recentMessages), and the message box takes typing; a message sent meanwhile is shown
 // as queued and sent once Python is ready. The other controls wait for Python (web/ui/bridge.js).
+// web/early.js draws that first, before this module and its imports are loaded; here the app's
+// own views take it over, and its full rendering replaces the early one.
 
-const earlyQueue = []; // texts sent before Python was ready, in order
+const earlyQueue = early.queue; // texts sent before Python was ready, in order (web/early.js's too)
 
 async function drawEarly(opening) {
   try {
@@ -103,11 +112,14 @@ async function drawEarly(opening) {
 }
 
 async function drawFirstScreen(opening) {
+  await early.drawn;
   if (document.documentElement.dataset.state === "error") return;
-  // The page and the message box at once; then what IndexedDB has.
+  // The page and the message box (drawn already by web/early.js, unless it could not); then what
+  // IndexedDB has.
   buildUi();
   reveal();
-  ui.composer.focus();
+  focusComposer();
+  if (earlyQueue.length) renderEarlyQueue();
   let db;
   try {
     db = await opening;
@@ -115,24 +127,36 @@ async function drawFirstScreen(opening) {
     return; // main() reports it once Python is ready
   }
   app.db = db;
-  try {
-    const metas = JSON.parse(await db.listSessions()).filter((m) => m && typeof m.id === "string" && !m.corrupt);
-    ui.sessions.sessions = metas; // the records' metadata: what Python's list_sessions returns
-    ui.sessions.render();
-  } catch {
-    // Python lists them once it is ready, and says what is wrong.
+  if (!early.metas) {
+    try {
+      const metas = JSON.parse(await db.listSessions()).filter((m) => m && typeof m.id === "string" && !m.corrupt);
+      ui.sessions.sessions = metas; // the records' metadata: what Python's list_sessions returns
+      ui.sessions.render();
+    } catch {
+      // Python lists them once it is ready, and says what is wrong.
+    }
   }
   if (app.pythonReady) return;
-  await previewFromHash({ paint: false });
+  // The full rendering of what web/early.js showed (the same messages), or the preview itself.
+  const id = hashSessionId();
+  if (early.preview && early.preview.id === id) ui.chat.showPreview(id, early.preview.items);
+  else await previewFromHash({ paint: false });
   if (app.pythonReady) return;
-  document.documentElement.dataset.early = "drawn";
-  performance.mark("py-agent:early-drawn");
+  if (document.documentElement.dataset.early !== "drawn") {
+    document.documentElement.dataset.early = "drawn"; // web/early.js could not draw it
+    performance.mark("py-agent:early-drawn");
+  }
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); // painted
 }
 
-async function previewFromHash({ paint = true } = {}) {
+function hashSessionId() {
   const match = /^#\/s\/(.+)$/.exec(location.hash);
-  if (match) await previewSession(decodeURIComponent(match[1]), { paint });
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+async function previewFromHash({ paint = true } = {}) {
+  const id = hashSessionId();
+  if (id) await previewSession(id, { paint });
 }
 
 function queueEarly(text) {
@@ -195,6 +219,7 @@ function applyTheme(theme) {
 const ui = {};
 
 function buildUi() {
+  early.release(); // web/early.js's handlers stop: the views below handle the same elements
   ui.chat = new ChatView({
     scroller: $("#scroller"),
     transcript: $("#transcript"),
@@ -226,14 +251,17 @@ function buildUi() {
     onSendAttachments: sendAttachments,
     maxFileMb: () => app.init?.settings?.attachmentMaxMb,
   });
-  ui.sessions = new SessionList({
-    root: $("#session-list"),
-    search: $("#session-search"),
+  const sessionActions = {
     onOpen: () => closeSidebar(),
     onRename: (s) => renameSession(s.id, s.name ?? s.title),
     onExport: (s) => exportSession(s.id),
     onDelete: (s) => deleteSession(s.id, s.title),
-  });
+  };
+  if (early.sessions) {
+    // The list web/early.js drew (and its search box's handlers), with the app's actions.
+    Object.assign(early.hooks, sessionActions);
+    ui.sessions = early.sessions;
+  } else ui.sessions = new SessionList({ root: $("#session-list"), search: $("#session-search"), ...sessionActions });
 
   $("#model-button").addEventListener("click", chooseModel);
   $("#thinking-select").addEventListener("change", (event) => run(() => py("set_thinking", { level: event.target.value })));

@@ -94,6 +94,25 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
   });
 }
 
+/**
+ * A connection opened without a version (web/early-start.js, as the page starts) as a Storage, if
+ * it is this schema's version with its stores; otherwise null, and the connection is closed (so
+ * that openDatabase() can upgrade it).
+ */
+export function adoptDatabase(db, { version = SCHEMA_VERSION, onVersionChange } = {}) {
+  if (!db) return null;
+  const stores = ["sessions", "entries", "drafts", "settings", "keys", "providers"];
+  if (db.version !== version || !stores.every((name) => db.objectStoreNames.contains(name))) {
+    db.close();
+    return null;
+  }
+  db.onversionchange = () => {
+    db.close();
+    onVersionChange?.();
+  };
+  return new Storage(db);
+}
+
 export class Storage {
   constructor(db) {
     this.db = db;
@@ -218,15 +237,16 @@ export class Storage {
   }
 
   async listSessions() {
-    const tx = this.db.transaction("sessions", "readonly");
-    const records = await request(tx.objectStore("sessions").index("updated").getAll());
+    // The records and their count in one round trip (the page's first screen waits for it).
+    const store = this.db.transaction("sessions", "readonly").objectStore("sessions");
+    const [records, count] = await Promise.all([request(store.index("updated").getAll()), request(store.count())]);
     const metas = [];
     for (let i = records.length - 1; i >= 0; i -= 1) {
       const r = records[i];
       metas.push(r && typeof r.meta === "object" && r.meta ? r.meta : { id: r?.id ?? null, corrupt: "no metadata" });
     }
     // Records without an `updated` value are not in the index: add them at the end.
-    if (records.length !== (await request(this.db.transaction("sessions").objectStore("sessions").count()))) {
+    if (records.length !== count) {
       const all = await request(this.db.transaction("sessions").objectStore("sessions").getAll());
       const seen = new Set(records.map((r) => r.id));
       for (const r of all) if (!seen.has(r.id)) metas.push(r?.meta ?? { id: r?.id ?? null, corrupt: "no metadata" });

@@ -28,6 +28,16 @@ const MANIFEST_TIMEOUT_MS = 4000;
 const versions = new Map(); // hash -> { hash, bytes, manifest, byPath }
 const clientVersions = new Map(); // client id -> hash of the version its page was loaded with
 let latestPromise = null; // the version for requests of pages this worker did not load
+const openCaches = new Map(); // cache name -> its Cache (opened once: a page's first screen waits for its files)
+
+function openCache(name) {
+  let cache = openCaches.get(name);
+  if (!cache) {
+    cache = caches.open(name);
+    openCaches.set(name, cache);
+  }
+  return cache;
+}
 
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
@@ -99,7 +109,7 @@ async function networkVersion() {
 }
 
 async function cachedVersion(name) {
-  const response = await (await caches.open(name)).match(MANIFEST_URL);
+  const response = await (await openCache(name)).match(MANIFEST_URL);
   return response ? remember(new Uint8Array(await response.arrayBuffer())) : null;
 }
 
@@ -110,7 +120,7 @@ async function siteCacheNames() {
 async function newestCompleteVersion() {
   const names = await siteCacheNames(); // in creation order
   for (const name of names.reverse()) {
-    const cache = await caches.open(name);
+    const cache = await openCache(name);
     if (await cache.match(COMPLETE_KEY)) {
       const version = await cachedVersion(name);
       if (version) return version;
@@ -162,7 +172,7 @@ async function answer(event, version) {
   const entry = version?.byPath.get(path);
   if (!entry) return fetch(request);
   const key = new URL(path, SCOPE).href;
-  const cache = await caches.open(PREFIX + version.hash);
+  const cache = await openCache(PREFIX + version.hash);
   let hit = await cache.match(key);
   if (!hit) {
     hit = await fromOlderVersion(version, entry, key);
@@ -184,7 +194,7 @@ async function fromOlderVersion(version, entry, key) {
     if (name === PREFIX + version.hash) continue;
     const older = await cachedVersion(name);
     if (older?.byPath.get(entry.path)?.sha256 !== entry.sha256) continue;
-    const hit = await (await caches.open(name)).match(key);
+    const hit = await (await openCache(name)).match(key);
     if (hit) return hit;
   }
   return null;
@@ -209,7 +219,7 @@ async function keepVerified(cache, version, key, entry, response) {
 // ---- Completing a version ----
 
 async function complete(version) {
-  const cache = await caches.open(PREFIX + version.hash);
+  const cache = await openCache(PREFIX + version.hash);
   if (!(await cache.match(COMPLETE_KEY))) {
     const missing = [];
     for (const entry of version.manifest.files) {
@@ -243,6 +253,7 @@ async function removeOlderVersions(version) {
   for (const name of await siteCacheNames()) {
     const hash = name.slice(PREFIX.length);
     if (hash !== version.hash && !inUse.has(hash)) {
+      openCaches.delete(name);
       await caches.delete(name);
       versions.delete(hash);
     }

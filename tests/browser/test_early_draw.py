@@ -23,6 +23,9 @@ new MutationObserver((_, observer) => {
     transcript: document.getElementById("transcript").textContent,
     inputEnabled: !document.getElementById("input").disabled,
     focused: document.activeElement?.id ?? null,
+    codeBlocks: [...document.querySelectorAll("#transcript .code-block pre code")].map((c) => c.textContent),
+    paragraphs: document.querySelectorAll("#transcript .text-block p").length,
+    markup: document.querySelectorAll("#transcript .user-text *, #transcript img").length,
   };
 }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-early"] });
 """
@@ -117,4 +120,33 @@ def test_the_next_visit_draws_sessions_and_transcript_before_python(context: Any
     # Python's transcript replaced the page's drawing: the same messages, now editable.
     page.locator("#transcript:not([aria-busy]) .edit-msg:not([disabled])").first.wait_for()
     assert page.locator("#transcript .msg").count() == 2
+    page.close()
+
+
+def test_the_early_drawing_renders_a_little_markdown_and_no_markup_from_messages(context: Any, base_url: str) -> None:
+    page = context.new_page()
+    page.goto(base_url.rstrip("/") + "/?demo-tps=0")
+    page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    text = 'Write some code <svg onload="window.__xss = 1"></svg> <b>plain</b>'
+    page.locator("#input").fill(text)
+    page.locator("#input").press("Enter")
+    page.locator("#transcript .msg.assistant:not(.streaming) .code-block").first.wait_for(timeout=60_000)
+    session_id = page.evaluate("() => window.pyAgentApp.currentId")
+    page.close()
+
+    page = context.new_page()
+    held = HeldPackages(page)
+    page.goto(f"{base_url.rstrip('/')}/?demo-tps=0#/s/{session_id}")
+    early = wait_early(page)
+    # Drawn by the page before its Markdown renderer is loaded: the reply's paragraphs and its two
+    # code blocks; the user's text as text.
+    assert early["app"] == "loading"
+    assert len(early["codeBlocks"]) == 2 and "export function debounce" in early["codeBlocks"][0]
+    assert early["paragraphs"] == 2
+    assert early["markup"] == 0 and text in early["transcript"]
+    held.release()
+    page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+    page.locator("#transcript:not([aria-busy]) .code-block code.hljs").first.wait_for()
+    assert page.locator("#transcript .user-text").first.text_content() == text
+    assert page.evaluate("() => window.__xss") is None
     page.close()
