@@ -11,11 +11,9 @@
 
 import { adoptDatabase, openDatabase } from "./idb.js";
 import { SessionList } from "./ui/sessions.js";
-import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, friendlyError, scrollRegion } from "./ui/dom.js";
+import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, friendlyError, scrollRegion, collapseIfLong } from "./ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
-const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed, as there
-const LONG_LINES = 14;
 const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
 // How long the first screen waits for IndexedDB before it shows the page without its data.
 const SHELL_WAIT_MS = 200;
@@ -300,7 +298,7 @@ function renderItem(item, results) {
     const text = textOf(m);
     const body = h("div", { class: "user-text", text });
     const bubble = h("div", { class: "bubble" }, body);
-    if (text.length > LONG_CHARS || text.split("\n").length > LONG_LINES) bubble.append(collapser(body, text));
+    collapseIfLong(bubble, body, text);
     const actions = h("div", { class: "msg-actions" }, disabled(iconButton("edit", "Edit and resend this message", { class: "small edit-msg" })), copyButton(text, "Copy message"));
     node = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
   } else if (m.role === "assistant") {
@@ -328,23 +326,6 @@ function errorText(m) {
     return content ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.";
   }
   return friendlyError(m.errorMessage || "The request failed.");
-}
-
-// "Show more" / "Show less", as web/ui/chat.js draws it for a long message.
-function collapser(body, text) {
-  const lines = text.split("\n").length;
-  const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
-  const set = (open) => {
-    body.classList.toggle("collapsed", !open);
-    body.style.maxHeight = open ? "" : "14em";
-    body.style.overflow = open ? "" : "hidden";
-    body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
-    button.setAttribute("aria-expanded", String(open));
-    button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
-  };
-  button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
-  set(false);
-  return button;
 }
 
 function disabled(button) {

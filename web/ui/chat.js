@@ -3,7 +3,7 @@
 // results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
 // switchers, inline editing of your own messages and "Show more" for long ones.
 
-import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion } from "./dom.js";
+import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion, collapseIfLong } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 import { py } from "./bridge.js";
@@ -17,8 +17,6 @@ const PAGE = 24; // small enough for a frame's budget, with Markdown to render
 const MAX_RENDERED = 200;
 const NEAR_PX = 1200; // how close to a window's edge the scroll must get for the next page
 const STICK_PX = 80;
-const LONG_CHARS = 1200; // a user message longer than this (or LONG_LINES lines) starts collapsed
-const LONG_LINES = 14;
 // New text of a reply rendered in one task at most (a few ms of Markdown): a reply that grew by
 // more between two updates (the page was busy; a long reply ends at once) is caught up with over
 // the next tasks, so no task renders a whole long reply.
@@ -474,7 +472,7 @@ export class ChatView {
     const { text, files } = userParts(item.message);
     const body = h("div", { class: "user-text", text });
     const bubble = h("div", { class: "bubble" }, ...(files.length ? [attachmentTiles(files)] : []), body);
-    if (text.length > LONG_CHARS || text.split("\n").length > LONG_LINES) bubble.append(this.collapser(body, text));
+    collapseIfLong(bubble, body, text);
     const actions = h("div", { class: "msg-actions" });
     const article = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
     if (item.branch) actions.append(this.branchSwitcher(item));
@@ -484,23 +482,6 @@ export class ChatView {
     copy.addEventListener("click", () => copyText(text, copy));
     actions.append(edit, copy);
     return article;
-  }
-
-  // "Show more" / "Show less" for a long message: it starts clipped to a few lines.
-  collapser(body, text) {
-    const lines = text.split("\n").length;
-    const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
-    const set = (open) => {
-      body.classList.toggle("collapsed", !open);
-      body.style.maxHeight = open ? "" : "14em";
-      body.style.overflow = open ? "" : "hidden";
-      body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
-      button.setAttribute("aria-expanded", String(open));
-      button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
-    };
-    button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
-    set(false);
-    return button;
   }
 
   startEdit(article, item) {

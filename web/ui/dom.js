@@ -176,3 +176,25 @@ export async function copyText(text, button) {
 export function scrollRegion(label) {
   return { tabindex: "0", role: "group", "aria-label": label };
 }
+
+// A long message (over LONG_CHARS characters or LONG_LINES lines) starts clipped to a few lines,
+// with "Show more" / "Show less" after it: in the transcript (web/ui/chat.js) and on the first
+// screen (web/early.js) alike.
+const LONG_CHARS = 1200;
+const LONG_LINES = 14;
+export function collapseIfLong(bubble, body, text) {
+  const lines = text.split("\n").length;
+  if (text.length <= LONG_CHARS && lines <= LONG_LINES) return;
+  const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
+  const set = (open) => {
+    body.classList.toggle("collapsed", !open);
+    body.style.maxHeight = open ? "" : "14em";
+    body.style.overflow = open ? "" : "hidden";
+    body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
+    button.setAttribute("aria-expanded", String(open));
+    button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
+  };
+  button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
+  set(false);
+  bubble.append(button);
+}
