@@ -405,12 +405,12 @@ hashed (Pyodide itself reads the snapshot before it starts compiling). Then the 
 site-packages are written (they live outside the memory), `random` reseeded, and the app starts
 without importing or building anything.
 
-Warm, the gap: 1.3-1.9 s here against a target of 0.6 s (not met). It was 0.95-1.05 s in the
-previous round's measurement, which is not the same: the warm visits now open the session the
-first visit made (Python reads it and builds its transcript before ready), Python's start now
-waits for the first screen (up to 300 ms: the runtime downloads meanwhile, and compiles after), and
-the machine's load was ~4. The work of this round went to the first screen, which no longer
-waits for Python (the first row). What is left,
+Warm, the gap: 1.1-1.4 s on a quiet machine (1.3-1.9 s at a load of ~4) against a target of
+0.6 s (not met). It was 0.95-1.05 s in the previous round's measurement, which is not the same: the
+warm visits now open the session the first visit made (Python reads it and builds its transcript
+before ready), and Python's start now waits for the first screen (up to 300 ms: the runtime
+downloads meanwhile, and compiles after). The work of this round went to the first screen, which
+no longer waits for Python (the first row). What is left,
 from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
 the modules, manifest.json's round trip through the service worker); "start Python" (~530 ms from
 the last runtime file: compiling and instantiating the runtime while the snapshot is read and
