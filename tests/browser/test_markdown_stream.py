@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from web_app_helpers import open_blank_page
 
 DOCUMENTS: dict[str, str] = {
     "prose and headings": (
@@ -88,13 +89,9 @@ SCRIPT = """async ([text, steps]) => {
 
 @pytest.fixture(scope="module")
 def page(browser: Any, base_url: str) -> Iterator[Any]:
-    context = browser.new_context()
-    page = context.new_page()
-    blank = base_url.rstrip("/") + "/markdown-test.html"
-    page.route(blank, lambda route: route.fulfill(status=200, content_type="text/html", body="<!doctype html><body>"))
-    page.goto(blank)
+    page = open_blank_page(browser, base_url, "markdown-test.html")
     yield page
-    context.close()
+    page.context.close()
 
 
 def steps_for(text: str, seed: int) -> list[int]:

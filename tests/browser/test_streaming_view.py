@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from web_app_helpers import open_blank_page
 
 from py_agent.ai.types import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from py_agent.app.stream_delta import StreamView
@@ -78,13 +79,9 @@ SCRIPT = """async ([fulls, deltas, final]) => {
 
 @pytest.fixture(scope="module")
 def page(browser: Any, base_url: str) -> Iterator[Any]:
-    context = browser.new_context()
-    page = context.new_page()
-    blank = base_url.rstrip("/") + "/streaming-view-test.html"
-    page.route(blank, lambda route: route.fulfill(status=200, content_type="text/html", body="<!doctype html><body>"))
-    page.goto(blank)
+    page = open_blank_page(browser, base_url, "streaming-view-test.html")
     yield page
-    context.close()
+    page.context.close()
 
 
 def reply(*blocks: Any, **fields: Any) -> AssistantMessage:

@@ -104,6 +104,16 @@ class App:
         )
 
 
+def open_blank_page(browser: Any, base: str, name: str) -> Any:
+    """A page on an empty document at ``base``/``name`` (the site's origin, so its modules import),
+    for tests that drive the page's own modules without the app."""
+    page = browser.new_context().new_page()
+    blank = base.rstrip("/") + "/" + name
+    page.route(blank, lambda route: route.fulfill(status=200, content_type="text/html", body="<!doctype html><body>"))
+    page.goto(blank)
+    return page
+
+
 def open_app(browser: Any, base: str, *, viewport: dict[str, int] | None = None, query: str = "?demo-tps=0") -> App:
     context = browser.new_context(viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True)
     page = context.new_page()
