@@ -88,6 +88,11 @@ SITE_WHEEL_EXCLUDES = ("testing/*", "transports/httpx.py")
 SANDBOX_LOCK = "sandbox-lock.json"
 SITE_PACKAGES_SCRIPT = ROOT / "scripts" / "site_packages.mjs"
 SITE_PACKAGES_FILE = "site-packages.bin"
+SNAPSHOT_SCRIPT = ROOT / "scripts" / "snapshot.mjs"
+# The memory snapshot a first visit restores (gzip'd): see site.build_snapshot().
+SNAPSHOT_FILE = "memory-snapshot.bin"
+# What the snapshot is made with besides the site's files (scripts/snapshot.mjs imports them).
+SNAPSHOT_WEB_MODULES = ("fastboot.js", "snapshot.js", "unpack.js")
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 

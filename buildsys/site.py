@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -28,6 +29,9 @@ from .config import (
     SANDBOX_LOCK,
     SITE_PACKAGES_FILE,
     SITE_PACKAGES_SCRIPT,
+    SNAPSHOT_FILE,
+    SNAPSHOT_SCRIPT,
+    SNAPSHOT_WEB_MODULES,
     STATIC,
     STDLIB_FILE,
     STDLIB_PRELOAD,
@@ -53,7 +57,14 @@ except ImportError:  # not POSIX: builds are not serialized
 def inputs_digest() -> str:
     """A digest of everything static/ is made from; the tests rebuild when it changes."""
     digest = hashlib.sha256()
-    paths = [*BUILD_SOURCES, LOCK_PATH, ROOT / "pyproject.toml", SITE_PACKAGES_SCRIPT, *package_files()]
+    paths = [
+        *BUILD_SOURCES,
+        LOCK_PATH,
+        ROOT / "pyproject.toml",
+        SITE_PACKAGES_SCRIPT,
+        SNAPSHOT_SCRIPT,
+        *package_files(),
+    ]
     paths += sorted(p for p in WEB.rglob("*") if p.is_file())
     for path in paths:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
@@ -194,6 +205,7 @@ def build_site_into(site: Path, digest: str) -> None:
     bundles = build_site_packages(runtime_dir, sorted(p["sha256"] for p in packages.values()))
     site_packages, stdlib = bundles if bundles else (None, None)
     rename_runtime_modules(runtime_dir)
+    snapshot = build_snapshot(runtime_dir, site_packages, stdlib) if site_packages and stdlib else None
     # The runtime files the page loads: with the precompiled standard library when there is one.
     runtime_files = [
         RUNTIME_RENAMES.get(name, name) for name in PYODIDE_RUNTIME_FILES if not (stdlib and name == STOCK_STDLIB_FILE)
@@ -220,6 +232,8 @@ def build_site_into(site: Path, digest: str) -> None:
         "sandbox_lock_file": f"pyodide/{SANDBOX_LOCK}",
         "sandbox_wheels": sandbox_wheels,
         "site_packages": site_packages,
+        # The memory snapshot a first visit restores ({file, size, sha256, record}), or null.
+        "snapshot": snapshot,
         "vendor": vendored,
         "inputs_sha256": digest,
         "files": site_files(site),
@@ -318,6 +332,53 @@ def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> tuple[dic
         size, digest = source.stat().st_size, sha256_file(source)
         shipped.append({"file": f"{runtime_dir.name}/{name}", "size": size, "sha256": digest})
     return shipped[0], shipped[1]
+
+
+def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dict[str, Any]) -> dict[str, Any] | None:
+    """The memory snapshot that a first visit restores (scripts/snapshot.mjs: Pyodide under Node.js
+    does what the page's snapshot worker does, with the same files and the page's own modules),
+    gzip'd: {file, size, sha256, record} for the manifest (record: web/snapshot.js's, which the page
+    checks against its runtime before restoring it; anything that differs means a normal start).
+
+    Cached in .cache/snapshot/ by the runtime, the two bundles, the script and the page's modules it
+    uses. Without Node.js, or if the script fails, the site ships without it (a first visit starts
+    Python normally, as before)."""
+    inputs = [runtime_dir / name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")]
+    inputs += [SNAPSHOT_SCRIPT, *(WEB / name for name in SNAPSHOT_WEB_MODULES)]
+    key = hashlib.sha256(
+        "\0".join([site_packages["sha256"], stdlib["sha256"], *(sha256_file(p) for p in inputs)]).encode()
+    ).hexdigest()
+    cached = CACHE / "snapshot" / f"{key}.bin"
+    cached_record = cached.with_suffix(".json")
+    if not (cached.exists() and cached_record.exists()):
+        node = shutil.which("node")
+        if node is None:
+            log("Node.js is missing: the site ships without its memory snapshot (a first visit is slower)")
+            return None
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(cached.name + ".part")
+        partial_record = cached_record.with_name(cached_record.name + ".part")
+        result = subprocess.run(
+            [node, str(SNAPSHOT_SCRIPT), str(runtime_dir.parent), str(partial), str(partial_record)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+            env={**os.environ, "TZ": "UTC"},
+        )
+        if result.returncode != 0 or not partial.exists() or not partial_record.exists():
+            log(f"making the memory snapshot failed, shipping without: {result.stderr.strip()[-600:]}")
+            return None
+        partial_record.replace(cached_record)
+        partial.replace(cached)
+    shutil.copyfile(cached, runtime_dir / SNAPSHOT_FILE)
+    record = json.loads(cached_record.read_text(encoding="utf-8"))
+    return {
+        "file": f"{runtime_dir.name}/{SNAPSHOT_FILE}",
+        "size": cached.stat().st_size,
+        "sha256": sha256_file(cached),
+        "record": record,
+    }
 
 
 def write_sandbox_lock(

@@ -399,6 +399,9 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   if (snapshot?.stale) {
     console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
     window.pyAgent.boot.rejected = snapshot.stale;
+  } else if (snapshot?.keptStale) {
+    console.info(`py-agent: ${snapshot.keptStale}, left out: the site's shipped snapshot is used`);
+    window.pyAgent.boot.rejected = snapshot.keptStale;
   }
   const options = {
     indexURL,
@@ -425,8 +428,8 @@ async function startPython(manifest, snapshotPromise, unpacking) {
       } catch (cause) {
         if (cause instanceof BootError) throw cause;
         console.warn("py-agent: the memory snapshot did not load; starting Python without it:", cause);
-        window.pyAgent.boot.rejected = String(cause?.message ?? cause);
-        await deleteSnapshot(siteVersion, siteUrl);
+        window.pyAgent.boot.rejected = `${snapshot.source} snapshot: ${cause?.message ?? cause}`;
+        if (snapshot.source === "kept") await deleteSnapshot(siteVersion, siteUrl);
         pyodide = null;
       }
     }
@@ -452,6 +455,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     startStep("compile");
   }
   window.pyAgent.boot.snapshot = restored ? "restored" : snapshotPlan(siteVersion, manifest);
+  window.pyAgent.boot.from = restored ? snapshot.source : null;
   try {
     afterStart(pyodide);
   } catch (cause) {
@@ -651,6 +655,7 @@ async function boot() {
 window.pyAgent = {
   state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings, marks,
   // How this boot went (fastboot.js): {snapshot: "restored"|"none"|"pending", then "made"|"failed";
+  // from: the snapshot restored, "kept" (made after an earlier visit) or "shipped" (with the site);
   // stored: a promise, settled once the snapshot for the next visit is kept; rejected: why a kept
   // snapshot was not restored (another build, damaged, a mismatch), when it was not}
   boot: {},

@@ -19,7 +19,7 @@
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 import { startUnpacking } from "./unpack.js";
-import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
+import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
 
 export { afterRestore, restoreOptions } from "./snapshot.js";
 
@@ -145,13 +145,22 @@ function snapshotsWanted() {
  * else {meta, bytes, read}, its bytes being read.
  */
 export async function readSnapshot(version, siteUrl, manifest) {
-  if (!version || !snapshotsWanted() || !manifest.site_packages) return null;
-  try {
-    const cache = await caches.open(CACHE_PREFIX + version);
-    return await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
-  } catch (error) {
-    return { stale: `the snapshot could not be read (${error?.message ?? error})` };
+  if (!snapshotsWanted() || !manifest.site_packages) return null;
+  let kept = null;
+  if (version) {
+    try {
+      const cache = await caches.open(CACHE_PREFIX + version);
+      kept = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
+    } catch (error) {
+      kept = { stale: `the snapshot could not be read (${error?.message ?? error})` };
+    }
   }
+  if (kept?.meta) return kept;
+  // None kept (a first visit, or the kept one was of another build): the one shipped with the site.
+  const shipped = shippedSnapshot(manifest, siteUrl);
+  if (!shipped?.meta) return kept ?? shipped;
+  if (kept?.stale) shipped.keptStale = kept.stale;
+  return shipped;
 }
 
 export async function deleteSnapshot(version, siteUrl) {

@@ -162,21 +162,58 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   }
   const bytes = new Uint8Array(meta.size);
   const read = (async () => {
-    const reader = response.body.getReader();
-    let at = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (at + value.length > bytes.length) throw new Error("the snapshot is longer than its record says");
-      bytes.set(value, at);
-      at += value.length;
-    }
-    if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
+    await fill(bytes, response.body);
     // WebCrypto hashes a copy of the bytes on another thread.
     if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
-  return { meta, bytes, read };
+  return { meta, bytes, read, source: "kept" };
+}
+
+// Reads `stream` into `bytes`, which it must fill exactly.
+async function fill(bytes, stream) {
+  const reader = stream.getReader();
+  let at = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (at + value.length > bytes.length) throw new Error("the snapshot is longer than its record says");
+    bytes.set(value, at);
+    at += value.length;
+  }
+  if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
+}
+
+function base64(hexText) {
+  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
+}
+
+/**
+ * The snapshot shipped with the site (manifest.snapshot: made when the site was built, by
+ * scripts/snapshot.mjs), for a visit with no kept snapshot: null when the site has none;
+ * {stale: reason} when its record does not belong to this build; else {meta, bytes, read} as
+ * findSnapshot's. The file is fetched with its sha256 as Subresource Integrity (the browser
+ * rejects bytes whose hash differs) and inflated (gzip) into `bytes`.
+ */
+export function shippedSnapshot(manifest, siteUrl) {
+  const shipped = manifest.snapshot;
+  if (!shipped) return null;
+  const meta = shipped.record;
+  let stale = null;
+  if (meta?.kind !== SNAPSHOT_KIND) stale = "a shipped snapshot of another kind";
+  else if (meta.bundle !== manifest.site_packages?.sha256) stale = "a shipped snapshot of another build of the site";
+  else if (!(meta.size > 0) || !Number.isSafeInteger(meta.size) || !Array.isArray(meta.libraries)) {
+    stale = "a damaged shipped snapshot record";
+  }
+  if (stale) return { stale };
+  const bytes = new Uint8Array(meta.size);
+  const read = (async () => {
+    const response = await fetch(siteUrl(shipped.file), { integrity: `sha256-${base64(shipped.sha256)}` });
+    if (!response.ok) throw new Error(`${shipped.file}: HTTP ${response.status}`);
+    await fill(bytes, response.body.pipeThrough(new DecompressionStream("gzip")));
+  })();
+  read.catch(() => {}); // reported by whoever restores it
+  return { meta, bytes, read, source: "shipped" };
 }
 
 /**
@@ -293,5 +330,20 @@ import random as _r, pydantic_core as _c
 _r.seed()
 assert _c.SchemaValidator({"type": "int"}).validate_python("3") == 3
 del _r, _c
+def _tz():
+    # The time module's zone attributes were set where the snapshot was made (a shipped one: at
+    # build time, in UTC); this runtime has no time.tzset: set from this browser's local time, as
+    # CPython's time module does without tzname (January and July of this year).
+    import time
+    year = (365 * 24 + 6) * 3600
+    t = (time.time() // year) * year
+    jan, jul = time.localtime(t), time.localtime(t + year / 2)
+    zones = [(-jan.tm_gmtoff, jan.tm_zone), (-jul.tm_gmtoff, jul.tm_zone)]
+    zones.sort(reverse=True)  # standard time first (west of the other), either hemisphere
+    (time.timezone, std), (time.altzone, dst) = zones
+    time.daylight = int(time.timezone != time.altzone)
+    time.tzname = (std, dst)
+_tz()
+del _tz
 `);
 }

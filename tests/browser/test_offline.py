@@ -1,5 +1,7 @@
 """The site after its first visit: offline use (service worker), a new build picked up at the next
-visit, and the memory snapshot that makes later visits fast (web/sw.js, web/fastboot.js).
+visit, and the memory snapshots: the one shipped with the site (built by scripts/snapshot.mjs), which
+a first visit restores, and the one a visit makes for the next when the shipped one did not restore
+(web/sw.js, web/fastboot.js, web/snapshot.js).
 
 Each test serves its own copy of the site, so that it can change the files or stop the server.
 "Offline" is both Playwright's offline mode and the site's server shut down.
@@ -40,6 +42,31 @@ def site(built_site: Path, tmp_path: Path) -> Iterator[Site]:
     served.stop()
 
 
+def without_shipped_snapshot(folder: Path) -> None:
+    """The site as if built without its memory snapshot: a first visit starts Python normally and
+    makes the snapshot that later visits restore (the path a shipped snapshot that fails takes)."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["snapshot"], "the site was built without its memory snapshot (Node.js)"
+    manifest["snapshot"] = None
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+
+def boot_info(page: Any) -> dict[str, Any]:
+    return dict(page.evaluate("() => ({ ...window.pyAgent.boot, stored: undefined })"))
+
+
+PYDANTIC_CHECK = """() => window.pyAgent.pyodide.runPython(`
+from pydantic import BaseModel, ValidationError
+class _T(BaseModel):
+    x: int
+try:
+    _T(x="no")
+    _r = "no error"
+except ValidationError as e:
+    _r = f"{e.error_count()} error"
+_r`)"""
+
+
 def wait_offline_ready(page: Any) -> None:
     """The service worker has every file of the site, and the memory snapshot is kept."""
     page.locator("html[data-offline]").wait_for(state="attached", timeout=OFFLINE_READY_TIMEOUT_MS)
@@ -74,7 +101,108 @@ def reload_ready(page: Any) -> None:
     assert page.get_attribute("html", "data-app") == "ready"
 
 
+def test_a_first_visit_restores_the_shipped_snapshot_and_later_visits_too_offline(browser: Any, site: Site) -> None:
+    """A new profile restores the memory snapshot shipped with the site (no interpreter start, no
+    import, no snapshot made in a worker); the app works; offline, the next visit restores the same
+    file from the service worker's cache."""
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        boot = boot_info(page)
+        assert (boot["snapshot"], boot["from"]) == ("restored", "shipped"), boot
+        assert "rejected" not in boot, boot
+        assert page.evaluate("() => window.pyAgent.boot.stored") is None  # no snapshot worker
+        shipped = json.loads((site.folder / "manifest.json").read_text(encoding="utf-8"))["snapshot"]["file"]
+        assert any(r.url == f"{site.base}/{shipped}" for r in app.requests), "the shipped snapshot was not fetched"
+        assert page.evaluate(PYDANTIC_CHECK) == "1 error"
+        # The interpreter's zone is this browser's (Playwright's default context: the machine's zone),
+        # not the build's.
+        zone = page.evaluate("""() => window.pyAgent.pyodide.runPython(`
+import time
+[time.timezone, time.altzone, time.daylight, list(time.tzname)]`).toJs()""")
+        expected = page.evaluate("""() => {
+            const y = new Date().getFullYear();
+            const jan = new Date(y, 0, 1).getTimezoneOffset() * 60, jul = new Date(y, 6, 1).getTimezoneOffset() * 60;
+            return [Math.max(jan, jul), Math.min(jan, jul)];
+        }""")
+        assert zone[:2] == expected, zone
+
+        app.type_and_enter("Show me what this app can do")
+        page.locator("#transcript .msg.assistant:not(.streaming) table").wait_for(timeout=60_000)
+        app.wait_idle()
+        assert (
+            page.locator("#transcript .msg.assistant")
+            .last.locator("h2", has_text="Hello from the offline demo")
+            .count()
+            == 1
+        )
+
+        page.locator("html[data-offline]").wait_for(state="attached", timeout=OFFLINE_READY_TIMEOUT_MS)
+        assert page.get_attribute("html", "data-offline") == "ready"
+        site.stop()
+        page.context.set_offline(True)
+        reload_ready(page)
+        assert page.evaluate("() => !!navigator.serviceWorker.controller")
+        boot = boot_info(page)
+        assert (boot["snapshot"], boot["from"]) == ("restored", "shipped"), boot
+        assert page.evaluate(PYDANTIC_CHECK) == "1 error"
+        assert not [line for line in app.console if line.startswith("error:")], app.console
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [("damaged", "shipped snapshot"), ("table", "function table"), ("build", "another build")],
+)
+def test_a_shipped_snapshot_that_does_not_match_means_a_normal_start(
+    browser: Any, site: Site, kind: str, reason: str
+) -> None:
+    """A shipped snapshot whose bytes differ from the manifest's sha256, or whose record does not
+    match this runtime or this build, is left out: Python starts normally, the app works, and a
+    snapshot is made for the next visit, which restores it."""
+    manifest_path = site.folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    shipped = manifest["snapshot"]
+    if kind == "damaged":
+        path = site.folder / shipped["file"]
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+        # The site's file list has the damaged bytes (so the service worker keeps them): only the
+        # snapshot's own sha256 tells.
+        entry = next(f for f in manifest["files"] if f["path"] == shipped["file"])
+        entry["sha256"] = hashlib.sha256(data).hexdigest()
+    elif kind == "table":
+        shipped["record"]["tableAtStart"] += 1
+    else:
+        shipped["record"]["bundle"] = "0" * 64
+    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        boot = boot_info(page)
+        assert boot["snapshot"] in ("pending", "made") and boot["from"] is None, boot
+        assert reason in (boot.get("rejected") or ""), boot
+        app.type_and_enter("Show me what this app can do")
+        page.locator("#transcript .msg.assistant:not(.streaming) table").wait_for(timeout=60_000)
+        app.wait_idle()
+        wait_offline_ready(page)
+        assert page.evaluate("() => window.pyAgent.boot.snapshot") == "made"
+
+        reload_ready(page)
+        boot = boot_info(page)
+        assert (boot["snapshot"], boot["from"]) == ("restored", "kept"), boot
+        assert page.evaluate(PYDANTIC_CHECK) == "1 error"
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
+
+
 def test_works_offline_after_the_first_visit(browser: Any, site: Site) -> None:
+    without_shipped_snapshot(site.folder)
     app = open_app(browser, site.base)
     page = app.page
     try:
@@ -107,6 +235,7 @@ def test_works_offline_after_the_first_visit(browser: Any, site: Site) -> None:
 
 
 def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None:
+    without_shipped_snapshot(site.folder)
     app = open_app(browser, site.base)
     page = app.page
     try:
@@ -175,6 +304,7 @@ TAMPER_SNAPSHOT = """async (kind) => {
 def test_a_snapshot_that_does_not_match_means_a_normal_start(browser: Any, site: Site, kind: str, reason: str) -> None:
     """A damaged snapshot, one of another build, or one whose function table differs is left out:
     Python starts normally, the app works, and a new snapshot is made for the next visit."""
+    without_shipped_snapshot(site.folder)
     app = open_app(browser, site.base)
     page = app.page
     try:
@@ -193,17 +323,7 @@ def test_a_snapshot_that_does_not_match_means_a_normal_start(browser: Any, site:
         # The new snapshot restores, and pydantic-core works in it.
         reload_ready(page)
         assert page.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
-        checked = page.evaluate("""() => window.pyAgent.pyodide.runPython(`
-from pydantic import BaseModel, ValidationError
-class _T(BaseModel):
-    x: int
-try:
-    _T(x="no")
-    _r = "no error"
-except ValidationError as e:
-    _r = f"{e.error_count()} error"
-_r`)""")
-        assert checked == "1 error"
+        assert page.evaluate(PYDANTIC_CHECK) == "1 error"
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()
