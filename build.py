@@ -31,6 +31,8 @@ Layout of static/ (all URLs inside the site are relative, so it works from any s
                                        bytecode precompiled, as the page writes them (needs Node.js)
                                        python_stdlib_bytecode.zip: Pyodide's python_stdlib.zip with the
                                        bytecode of the modules the page imports (needs Node.js)
+                                       memory-snapshot.bin: Python's memory once py_agent is imported,
+                                       gzip'd, which a first visit restores (needs Node.js)
     sw.js                              the service worker: every file of manifest.json's "files", cached
     app.webmanifest, icons/            the web app manifest (install) and its PNG icons (drawn by the build)
 
@@ -55,6 +57,7 @@ from buildsys.config import (
     ROOT,
     SITE_PACKAGES_FILE,
     SITE_WHEEL_EXCLUDES,
+    SNAPSHOT_FILE,
     STATIC,
     STDLIB_FILE,
     STDLIB_PRELOAD,
@@ -81,6 +84,7 @@ __all__ = [
     "ROOT",
     "SITE_PACKAGES_FILE",
     "SITE_WHEEL_EXCLUDES",
+    "SNAPSHOT_FILE",
     "STATIC",
     "STDLIB_FILE",
     "STDLIB_PRELOAD",

@@ -129,3 +129,33 @@ def test_every_file_index_html_names_is_in_the_site(built_site: Path) -> None:
     assert named, "index.html names its scripts and preloads"
     missing = [path for path in named if not (built_site / path).is_file()]
     assert not missing, f"index.html names files the site does not have: {missing}"
+
+
+def test_the_shipped_memory_snapshot_is_named_with_its_size_sha256_and_record(built_site: Path) -> None:
+    """The memory snapshot a first visit restores (scripts/snapshot.mjs): gzip'd, well under static
+    hosts' file size limits, named in manifest.json with its size, sha256 and the record the page
+    checks it against (web/snapshot.js)."""
+    info = manifest(built_site)
+    if shutil.which("node") is None:
+        assert info["snapshot"] is None  # without Node.js the site ships without it
+        return
+    shipped = info["snapshot"]
+    assert shipped is not None, "Node.js is there, but the site has no memory snapshot"
+    assert shipped["file"] == f"pyodide/{build.SNAPSHOT_FILE}"
+    data = (built_site / shipped["file"]).read_bytes()
+    assert len(data) == shipped["size"] and hashlib.sha256(data).hexdigest() == shipped["sha256"]
+    assert len(data) < 20e6  # static hosts cap files at 25 MB (some lower)
+    body = gzip.decompress(data)
+    record = shipped["record"]
+    snapshot_js = (build.WEB / "snapshot.js").read_text(encoding="utf-8")
+    assert f'SNAPSHOT_KIND = "{record["kind"]}"' in snapshot_js
+    assert record["version"] is None  # it belongs to the build whose manifest names it
+    assert record["bundle"] == info["site_packages"]["sha256"]
+    assert record["size"] == len(body) and record["sha256"] == hashlib.sha256(body).hexdigest()
+    # Pyodide's snapshot: its magic, then the offset of the memory, which is the recorded size.
+    assert int.from_bytes(body[:4], "little") == 1886286592
+    assert len(body) - int.from_bytes(body[4:8], "little") == record["heap"]
+    assert [lib["path"] for lib in record["libraries"]] == [
+        "pydantic_core/_pydantic_core.cpython-314-wasm32-emscripten.so"
+    ]
+    assert record["tableLength"] > record["tableAtStart"] > 0

@@ -325,6 +325,13 @@ export function afterRestore(pyodide, { meta }) {
     throw new Error("the restored function table differs from the snapshot's");
   }
   Object.assign(pyodide.loadedPackages, meta.packages);
+  // The C library's time zone (offsets and names, which localtime() hands out) is in the memory, set
+  // where the snapshot was made: set again from this browser's, as the runtime's start does.
+  const tzset = module.LDSO.loadedLibsByName.__main__.exports._tzset_js;
+  if (tzset && module._tzname) {
+    const names = module._tzname >> 2;
+    tzset(module._timezone, module._daylight, module.HEAPU32[names], module.HEAPU32[names + 1]);
+  }
   pyodide.runPython(`
 import random as _r, pydantic_core as _c
 _r.seed()
@@ -333,7 +340,7 @@ del _r, _c
 def _tz():
     # The time module's zone attributes were set where the snapshot was made (a shipped one: at
     # build time, in UTC); this runtime has no time.tzset: set from this browser's local time, as
-    # CPython's time module does without tzname (January and July of this year).
+    # CPython's time module does without the C library's tzname (January and July of this year).
     import time
     year = (365 * 24 + 6) * 3600
     t = (time.time() // year) * year

@@ -114,8 +114,17 @@ def open_blank_page(browser: Any, base: str, name: str) -> Any:
     return page
 
 
-def open_app(browser: Any, base: str, *, viewport: dict[str, int] | None = None, query: str = "?demo-tps=0") -> App:
-    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True)
+def open_app(
+    browser: Any,
+    base: str,
+    *,
+    viewport: dict[str, int] | None = None,
+    query: str = "?demo-tps=0",
+    timezone_id: str | None = None,
+) -> App:
+    context = browser.new_context(
+        viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True, timezone_id=timezone_id
+    )
     page = context.new_page()
     app = App(page, base)
 
