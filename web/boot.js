@@ -17,7 +17,7 @@
 
 import {
   acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
-  makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  keepShippedSnapshot, makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -55,6 +55,7 @@ const mark = (name, at = performance.now()) => {
 };
 let siteVersion = null; // SHA-256 of manifest.json (fastboot.js, sw.js)
 let runtimeCheck = null; // checkRuntimeFiles' promise, once the boot has started it
+let shippedRestored = null; // the shipped snapshot, when Python was restored from it (kept once ready)
 
 function siteUrl(path) {
   return new URL(path, SITE).href;
@@ -456,6 +457,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   }
   window.pyAgent.boot.snapshot = restored ? "restored" : snapshotPlan(siteVersion, manifest);
   window.pyAgent.boot.from = restored ? snapshot.source : null;
+  if (restored && snapshot.source === "shipped") shippedRestored = snapshot;
   try {
     afterStart(pyodide);
   } catch (cause) {
@@ -718,8 +720,15 @@ export const ready = boot().then(
         if (status.startsWith("failed")) console.warn(`py-agent: offline use: ${status}`);
         return status;
       });
-    // The memory snapshot for the next visit (boot.snapshot: "pending", then "made" or "failed").
-    if (window.pyAgent.boot.snapshot === "pending") {
+    // The memory snapshot for the next visit (boot.snapshot: "pending", then "made" or "failed"),
+    // or the shipped one this visit restored, kept as it is (its bytes are let go once kept).
+    if (shippedRestored) {
+      window.pyAgent.boot.stored = settled.then(() => keepShippedSnapshot(siteVersion, siteUrl, shippedRestored)).then((status) => {
+        shippedRestored = null;
+        if (status !== "made") console.warn(`py-agent: the shipped snapshot was not kept for the next visit: ${status}`);
+        return status;
+      });
+    } else if (window.pyAgent.boot.snapshot === "pending") {
       const { manifest } = result;
       window.pyAgent.boot.stored = settled
         .then(() => makeSnapshot(siteVersion, siteUrl, manifest))

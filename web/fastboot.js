@@ -19,7 +19,7 @@
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 import { startUnpacking } from "./unpack.js";
-import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
+import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH, snapshotResponse } from "./snapshot.js";
 
 export { afterRestore, restoreOptions } from "./snapshot.js";
 
@@ -168,6 +168,23 @@ export async function deleteSnapshot(version, siteUrl) {
     await (await caches.open(CACHE_PREFIX + version)).delete(siteUrl(SNAPSHOT_PATH));
   } catch {
     // nothing to delete
+  }
+}
+
+/**
+ * Once the page is ready, after a restore from the snapshot shipped with the site: keeps its
+ * (inflated, checked) bytes in Cache Storage as a made one is kept, so that later visits read them
+ * as they are instead of inflating the shipped file again. Resolves to "made" or "failed: <reason>"
+ * (later visits then restore the shipped file again).
+ */
+export async function keepShippedSnapshot(version, siteUrl, { meta, bytes }) {
+  try {
+    if (!version) throw new Error("not a secure context");
+    const cache = await caches.open(CACHE_PREFIX + version);
+    await cache.put(siteUrl(SNAPSHOT_PATH), snapshotResponse({ meta: { ...meta, version }, bytes }));
+    return "made";
+  } catch (error) {
+    return `failed: ${error?.message ?? error}`;
   }
 }
 

@@ -465,11 +465,22 @@ def test_a_start_up_script_the_browser_refused_is_named(
 def test_wasm_served_as_octet_stream_still_boots(
     built_site: Path, faulty_host: Callable[[dict[str, str]], str], browser: Any
 ) -> None:
-    base = faulty_host({"pyodide/pyodide.asm.wasm": "octet-stream"})
-    app = open_app(browser, base)
+    wasm = {"pyodide/pyodide.asm.wasm": "octet-stream"}
+    app = open_app(browser, faulty_host(wasm))
     try:
         assert app.page.get_attribute("html", "data-state") == "ready"
-        # The snapshot's worker compiles the same runtime, typed the same way.
+        # The shipped memory snapshot is restored into the runtime compiled from those bytes.
+        assert app.page.evaluate("() => window.pyAgent.boot.from") == "shipped"
+        assert not app.page_errors, app.page_errors
+    finally:
+        app.page.context.close()
+    # Without it (not copied to the host): Python starts normally, and the snapshot's worker
+    # compiles the same runtime, typed the same way.
+    shipped = json.loads((built_site / "manifest.json").read_text(encoding="utf-8"))["snapshot"]["file"]
+    app = open_app(browser, faulty_host({**wasm, shipped: "missing"}))
+    try:
+        assert app.page.get_attribute("html", "data-state") == "ready"
+        assert app.page.evaluate("() => window.pyAgent.boot.from") is None
         assert app.page.evaluate("() => window.pyAgent.boot.stored") == "made"
         assert not app.page_errors, app.page_errors
     finally:

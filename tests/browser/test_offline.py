@@ -67,6 +67,16 @@ except ValidationError as e:
 _r`)"""
 
 
+DELETE_KEPT_SNAPSHOT = """async () => {
+  for (const name of (await caches.keys()).filter((k) => k.startsWith("py-agent-site-"))) {
+    const cache = await caches.open(name);
+    for (const request of (await cache.keys()).filter((r) => r.url.endsWith("/__sw__/snapshot"))) {
+      await cache.delete(request);
+    }
+  }
+}"""
+
+
 def wait_offline_ready(page: Any) -> None:
     """The service worker has every file of the site, and the memory snapshot is kept."""
     page.locator("html[data-offline]").wait_for(state="attached", timeout=OFFLINE_READY_TIMEOUT_MS)
@@ -103,15 +113,16 @@ def reload_ready(page: Any) -> None:
 
 def test_a_first_visit_restores_the_shipped_snapshot_and_later_visits_too_offline(browser: Any, site: Site) -> None:
     """A new profile restores the memory snapshot shipped with the site (no interpreter start, no
-    import, no snapshot made in a worker); the app works; offline, the next visit restores the same
-    file from the service worker's cache."""
+    import, no snapshot made in a worker) and keeps its bytes for the next visit; the app works;
+    offline, the next visit restores the kept bytes, and without them the shipped file from the
+    service worker's cache."""
     app = open_app(browser, site.base, timezone_id="America/New_York")
     page = app.page
     try:
         boot = boot_info(page)
         assert (boot["snapshot"], boot["from"]) == ("restored", "shipped"), boot
         assert "rejected" not in boot, boot
-        assert page.evaluate("() => window.pyAgent.boot.stored") is None  # no snapshot worker
+        assert not any("snapshot-worker.js" in r.url for r in app.requests)  # no snapshot worker
         shipped = json.loads((site.folder / "manifest.json").read_text(encoding="utf-8"))["snapshot"]["file"]
         assert any(r.url == f"{site.base}/{shipped}" for r in app.requests), "the shipped snapshot was not fetched"
         assert page.evaluate(PYDANTIC_CHECK) == "1 error"
@@ -132,12 +143,18 @@ import time
             == 1
         )
 
-        page.locator("html[data-offline]").wait_for(state="attached", timeout=OFFLINE_READY_TIMEOUT_MS)
-        assert page.get_attribute("html", "data-offline") == "ready"
+        wait_offline_ready(page)
+        assert page.evaluate("() => window.pyAgent.boot.stored") == "made"
         site.stop()
         page.context.set_offline(True)
         reload_ready(page)
         assert page.evaluate("() => !!navigator.serviceWorker.controller")
+        boot = boot_info(page)
+        assert (boot["snapshot"], boot["from"]) == ("restored", "kept"), boot
+        assert page.evaluate(PYDANTIC_CHECK) == "1 error"
+
+        page.evaluate(DELETE_KEPT_SNAPSHOT)
+        reload_ready(page)
         boot = boot_info(page)
         assert (boot["snapshot"], boot["from"]) == ("restored", "shipped"), boot
         assert page.evaluate(PYDANTIC_CHECK) == "1 error"
