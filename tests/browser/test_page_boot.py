@@ -131,6 +131,9 @@ BREAKAGES = {
     ),
     "missing-packages": (lambda s: (s / packages_file(s)).unlink(), {"install"}, ["site-packages.bin", "404"]),
 }
+# Visited with a normal start (`?no-snapshot`): a restored memory snapshot holds zipimport's index
+# of the standard library's zip, so Python never reads the damaged zip directory (and works).
+NORMAL_START = {"corrupt-stdlib"}
 
 
 @pytest.mark.parametrize("breakage", list(BREAKAGES))
@@ -142,7 +145,7 @@ def test_broken_site_shows_a_visible_error(
     damage, failed_steps, words = BREAKAGES[breakage]
     damage(site)
 
-    run = visit(serve(site) + "/")
+    run = visit(serve(site) + "/" + ("?no-snapshot" if breakage in NORMAL_START else ""))
     assert run.state == "error"
     error_box = run.page.locator("#boot-error")
     assert error_box.is_visible()
