@@ -15,11 +15,12 @@
 // body, libraries, table digest...; `version` is null: a shipped snapshot belongs to the build
 // whose manifest names it).
 //
-// What Node.js gives Python that a browser would not is kept out of the snapshot: Python's
-// environment is the page's (PYTHON_ENV, and LANG as Emscripten sets it in a browser without a
-// language: C.UTF-8), the time zone UTC (the page re-reads its own after a restore: snapshot.js,
-// afterRestore), and no JavaScript object of Node's is referenced from Python (Pyodide records
-// such references by their path from globalThis; restoring checks each against the browser's).
+// What Node.js gives Python that a browser would not is kept out of the snapshot, or set again
+// after a restore (snapshot.js, afterRestore): Python's environment is the page's (PYTHON_ENV; LANG
+// is C.UTF-8, as Emscripten sets it without a browser's language), the program's name a
+// browser's, the time zone UTC (a restore sets the browser's), `sys._emscripten_info.runtime`
+// (a restore sets the browser's), and no JavaScript object of Node's may be referenced from Python
+// (checked below); CPython's call trampoline: see below.
 
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -36,6 +37,9 @@ if (process.env.TZ !== "UTC") {
   console.error("scripts/snapshot.mjs must run with TZ=UTC (the snapshot must not hold the build machine's time zone)");
   process.exit(2);
 }
+// Emscripten gives Python this script's path and arguments (sys.executable, sys.orig_argv, the
+// environment's `_`): a page's runtime has none, and says "./this.program".
+process.argv.splice(1, Infinity, "./this.program");
 const site = pathToFileURL(resolve(siteArg) + "/");
 const web = new URL("../web/", import.meta.url);
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");

@@ -352,5 +352,13 @@ def _tz():
     time.tzname = (std, dst)
 _tz()
 del _tz
+def _runtime(agent):
+    # What runs the interpreter (a browser's user agent), where the snapshot was made: this one's.
+    import sys
+    info = sys._emscripten_info
+    if agent and info.runtime != agent:
+        sys._emscripten_info = type(info)((info.emscripten_version, agent, info.pthreads, info.shared_memory))
+_runtime(${JSON.stringify(String(globalThis.navigator?.userAgent ?? ""))})
+del _runtime
 `);
 }

@@ -132,6 +132,12 @@ import time
 [time.timezone, time.altzone, time.daylight, list(time.tzname), time.localtime(0).tm_hour]`).toJs()""")
         assert zone[:3] == [5 * 3600, 4 * 3600, 1] and zone[4] == 19, zone
         assert "0500" in zone[3][0] and "0400" in zone[3][1], zone
+        # Nothing of the build machine's Node.js: the program's name and runtime are a page's.
+        runtime, program = page.evaluate("""() => window.pyAgent.pyodide.runPython(`
+import os, sys
+[sys._emscripten_info.runtime, repr((sys.executable, sys.orig_argv, sorted(os.environ.items())))]`).toJs()""")
+        assert runtime == page.evaluate("() => navigator.userAgent")
+        assert "this.program" in program and "snapshot.mjs" not in program, program
 
         app.type_and_enter("Show me what this app can do")
         page.locator("#transcript .msg.assistant:not(.streaming) table").wait_for(timeout=60_000)
