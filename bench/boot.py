@@ -390,13 +390,19 @@ and byte-compiled), fetched with its sha256 and inflated by the browser while Py
 written into site-packages and pydantic-core's library instantiated from the module compiled
 meanwhile; pydantic does not look for plugins (`PYDANTIC_DISABLE_PLUGINS`); the message
 TypeAdapters and the session models build their validators on first use; the app opens its
-IndexedDB while Python starts; the memory snapshot for the next visit is made in a worker with a
-Pyodide of its own once the app is ready, and the service worker caches the site then too
-(neither on the way to ready). Later visits are served by the service worker and restore that
-snapshot (taken after `import py_agent`, see below) instead of starting the interpreter,
-installing and importing (compare the row without it).
+IndexedDB while Python starts. A first visit restores the memory snapshot shipped with the site
+(`pyodide/memory-snapshot.bin`, made when the site is built by `scripts/snapshot.mjs`: Pyodide
+under Node.js doing what the page's snapshot worker does, with the page's own modules; 9.2 MB
+gzip'd, 38 MB inflated), fetched with its sha256 beside the runtime and inflated while the runtime
+compiles, instead of starting the interpreter, installing and importing; once the app is ready,
+its inflated bytes are kept in Cache Storage and the service worker caches the site (neither on
+the way to ready). Later visits are served by the service worker and restore the kept bytes
+(compare the row without the snapshot). When the shipped snapshot does not fit the browser's
+runtime, the first visit starts Python normally and the memory snapshot for the next visit is made
+in a worker with a Pyodide of its own once the app is ready (taken after `import py_agent`, see
+below): that is the site without the shipped snapshot, the row "as before it".
 
-Cold, the gap: the bare page's time is Pyodide's own start (compiling 9.6 MB of WebAssembly,
+Cold, without the shipped snapshot (the row "as before it"): the bare page's time is Pyodide's own start (compiling 9.6 MB of WebAssembly,
 starting CPython and importing Pyodide's ~190 start-up modules, each compiled from source from the
 stock zip). The app's start of the same runtime, with their bytecode, takes about 1.4 s less (the
 third row), which more than pays for what the app adds, on the same two busy cores (Chromium
@@ -420,10 +426,17 @@ that define models, dataclasses or TypedDicts, with the few forward references q
 within the noise of the import's time. Most of those strings are pydantic-core's own
 (`core_schema`'s TypedDicts, which Python 3.14's `typing` compiles as it creates them), and that
 module without the future import costs more, not less (annotationlib then evaluates its
-annotations). Next step for the cold target: a memory snapshot made when the site is built
-(Pyodide in Node.js, as site-packages.bin is) and shipped with it, so that a first visit restores
-it as a later one does (checked against the browser's runtime as the kept snapshot is). The first
-screen no longer waits for any of this: the page draws the sessions list and the open session's
+annotations). Hence the memory snapshot made when the site is built and shipped with it: a first
+visit restores it as a later one restores the kept one, with the same checks (the record in
+manifest.json: the site-packages.bin it was made with, its size, the libraries' bases, the
+function table's digest; Pyodide's build id; the file's sha256 as Subresource Integrity). Node.js
+20 cannot build the WebAssembly module of CPython's call trampoline (WebAssembly GC), which a
+browser adds to the function table: the script puts a JavaScript trampoline in that slot, so the
+table's layout is a browser's (else the check fails and the page starts normally). The first
+visit downloads 9.2 MB more, beside the runtime. Kept bytes or the shipped file again for later
+visits (A/B, 10 warm visits each, interleaved, load ~8): ready 2786 against 3076 ms (medians;
+start Python 1151 against 1387): the kept bytes are read as they are, the shipped file is
+inflated on the page's thread. The first screen no longer waits for any of this: the page draws the sessions list and the open session's
 last messages from IndexedDB itself and takes typing while Python starts (the first row;
 web/early.js, taken over by web/app.js).
 

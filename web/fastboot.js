@@ -13,6 +13,10 @@
 //   no interpreter start, no import; the packages' files (outside that memory) are written into
 //   site-packages. A snapshot that does not match (another build, damaged, another function table)
 //   is deleted, Python starts normally, and a new snapshot is made.
+// - The memory snapshot shipped with the site (manifest.snapshot: made when the site is built, by
+//   scripts/snapshot.mjs under Node.js, as the worker makes one): a visit with no kept snapshot (a
+//   first visit) restores it the same way, with the same checks, and keeps its bytes once ready
+//   (keepShippedSnapshot), so no worker runs; if it does not fit, the steps above.
 // - The service worker (sw.js), registered once the page is ready: it caches every file of the
 //   site, and later visits are served from that cache (offline too).
 // - A scheduler for Pyodide's event loop that runs Python's callbacks in slices of at most 8 ms, so

@@ -1,5 +1,7 @@
 // The memory snapshot that later visits restore: made by snapshot-worker.js (once the app is ready,
-// in a Pyodide of its own), restored by boot.js (through fastboot.js). It is taken after the
+// in a Pyodide of its own), or when the site is built (scripts/snapshot.mjs, with these functions:
+// shipped with the site, restored by a first visit: shippedSnapshot), restored by boot.js (through
+// fastboot.js). It is taken after the
 // site's packages are installed and `py_agent` and the app's Python modules are imported, so a
 // restored page neither installs (but for writing the files) nor imports.
 //
