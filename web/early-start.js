@@ -1,8 +1,18 @@
 // Starts the first screen (web/early.js: drawn from IndexedDB before the app's modules and Python)
 // as soon as the page's head is read. A classic script, not a module script: the browser runs a
 // module script only when its scheduling of module scripts comes round, which can be well after
-// the module has arrived; a dynamic import runs it as soon as it and its imports are here.
+// the module has arrived; a dynamic import runs it once it and its imports are here (which can
+// still be late: the browser handles the arriving files of the page's head first, see below).
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
+
+// manifest.json, which web/boot.js needs before anything of Python's start: asked for now, ahead
+// of the files the page's head preloads (the service worker answers them in turn), rather than
+// once boot.js runs. boot.js asks again if this failed (and then reports why).
+window.pyAgentManifest = {
+  url: new URL("manifest.json", document.currentScript.src).href,
+  response: fetch(new URL("manifest.json", document.currentScript.src), { cache: "no-cache" }),
+};
+window.pyAgentManifest.response.catch(() => {});
 
 // Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/early.js
 // uses if it is the one web/idb.js expects (web/idb.js opens it again otherwise); when there is
@@ -13,10 +23,10 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
 // And it reads what the first screen shows, in one transaction as soon as the database is open:
 // the sessions' records (as web/idb.js listSessions) and, for the session in the address
 // (#/s/<id>), its record and its last entries (where web/idb.js recentMessages starts). Modules
-// are evaluated late while the page loads (often only once it is parsed), and IndexedDB takes a
-// while to answer: this way its answer is usually there when web/early.js runs. web/early.js uses
-// these records only if the database is the version web/idb.js expects; they are records as
-// stored, read here without interpreting them.
+// are evaluated late while the page loads (measured: often only once it is parsed, 100-250 ms
+// in), and IndexedDB takes a while to answer: this way its answer is usually there when
+// web/early.js runs. web/early.js uses these records only if the database is the version
+// web/idb.js expects; they are records as stored, read here without interpreting them.
 // (In a function: a classic script's names would be the page's globals.)
 (() => {
   // The last entries read with the session's record: as many as web/idb.js recentMessages reads

@@ -152,6 +152,28 @@ def test_the_early_drawing_renders_a_little_markdown_and_no_markup_from_messages
     page.close()
 
 
+def test_python_starts_once_the_early_drawing_is_painted_without_waiting_for_the_app(
+    context: Any, base_url: str
+) -> None:
+    """Python's start waits for the first screen (web/boot.js), which web/early.js draws: not for
+    web/app.js to draw it again with its own views (here app.js never arrives)."""
+    page = context.new_page()
+    held = HeldPackages(page)
+    page.route("**/app.js", lambda route: None)  # never answered
+    page.goto(base_url.rstrip("/") + "/?demo-tps=0", wait_until="commit")  # no load event without app.js
+    wait_early(page)
+    page.wait_for_function("() => window.pyAgent?.marks?.['first screen'] !== undefined", timeout=READY_TIMEOUT_MS)
+    marks = page.evaluate(
+        """() => ({ ...window.pyAgent.marks,
+          drawn: performance.getEntriesByName("py-agent:early-drawn")[0].startTime })"""
+    )
+    held.release()
+    assert marks["first screen"] >= marks["drawn"]
+    # Not the wait's limit (300 ms, web/boot.js FIRST_SCREEN_MS): the drawing's next frame.
+    assert marks["first screen"] - max(marks["waiting for the first screen"], marks["drawn"]) < 250, marks
+    page.close()
+
+
 # What web/early-start.js read for the first screen as the page started (it hands it to web/early.js,
 # which takes it off the window).
 RECORD_READ_AHEAD = """
