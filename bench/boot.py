@@ -416,9 +416,7 @@ before ready), and Python's start now waits for the first screen (up to 300 ms: 
 downloads meanwhile, and compiles after). The work of this round went to the first screen, which
 no longer waits for Python (the first row). What is left,
 from the page's marks: the page's own scripts until boot.js has manifest.json (~200 ms: index.html,
-the modules; manifest.json is asked for by web/early-start.js as the page starts, ahead of the
-head's other files, which the service worker answers in turn: it came ~100-200 ms after boot.js's
-first moment when boot.js asked for it); "start Python" (~530 ms from
+the modules, manifest.json's round trip through the service worker); "start Python" (~530 ms from
 the last runtime file: compiling and instantiating the runtime while the snapshot is read and
 hashed, growing the memory and putting pydantic-core back, Pyodide copying the 38 MB in and
 finishing its start, the table check, `random`'s seed); writing site-packages (~20 ms); the app's
@@ -429,8 +427,9 @@ asks for the runtime's instantiation (the page's mark `runtime compiling`), and 
 then takes ~150-300 ms more on these busy cores. Python's start waits for web/early.js's drawing
 to be painted, not for web/app.js to draw the same screen again with its own views (~300 ms more:
 its modules, building its views, the full Markdown rendering); that runs while the runtime
-compiles and the snapshot is read (ready 1969 ms against 2213, first screen 324 against 354,
-medians of 12 warm visits each, interleaved, at a load of 10-12).
+compiles and the snapshot is read (ready 1452 ms against 1563 with the wait for web/app.js's
+screen, first screen 301 against 290, painted by 319 against 337: medians of 12 warm visits each,
+interleaved, at a load of 4-6).
 
 Measured and left out (A/B in one run, interleaved, 9 warm visits per variant, the machine at a
 load of 5-15; each moved work beside the first screen, and on two busy cores that work took the
@@ -454,7 +453,10 @@ after another through the service worker, 3776 ms against 2311 while Python's st
 for web/app.js's screen); a warm visit without the runtime's two preloads (pyodide.asm.wasm and the
 standard library's zip: their 14 MB bodies are taken in on the page's thread, 50-140 ms in traces,
 before web/early.js runs): first screen 416 against 448 ms, ready 2515 against 2703, within the
-noise at that load, to be measured on a quiet machine. Not done: sw.js answering the navigation
+noise at that load, to be measured on a quiet machine; manifest.json asked for by
+web/early-start.js as the page starts, ahead of the head's other files, boot.js taking that answer
+(boot.js had it ~150-200 ms sooner, but ready came no sooner: 2271 ms against 2085 without it,
+first screen 433 against 447, at a load of 3-7). Not done: sw.js answering the navigation
 from its cache without asking the network for manifest.json first. The page's own request for
 manifest.json is already answered from the service worker's memory (the version its navigation
 got); only the navigation asks the network, so that a new build is used at once. From 127.0.0.1

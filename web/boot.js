@@ -131,12 +131,9 @@ function watchDownloads(files, onDone) {
 
 async function loadManifest() {
   const url = siteUrl("manifest.json");
-  // Asked for as the page started (web/early-start.js), if it was this one.
-  const early = window.pyAgentManifest;
-  delete window.pyAgentManifest;
-  let response = early?.url === url ? await early.response.catch(() => null) : null;
+  let response;
   try {
-    response ??= await fetch(url, { cache: "no-cache" });
+    response = await fetch(url, { cache: "no-cache" });
   } catch (cause) {
     throw new BootError(`Could not fetch manifest.json: ${cause.message}`, { cause, hint: networkHint() });
   }

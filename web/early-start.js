@@ -5,15 +5,6 @@
 // still be late: the browser handles the arriving files of the page's head first, see below).
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
 
-// manifest.json, which web/boot.js needs before anything of Python's start: asked for now, ahead
-// of the files the page's head preloads (the service worker answers them in turn), rather than
-// once boot.js runs. boot.js asks again if this failed (and then reports why).
-window.pyAgentManifest = {
-  url: new URL("manifest.json", document.currentScript.src).href,
-  response: fetch(new URL("manifest.json", document.currentScript.src), { cache: "no-cache" }),
-};
-window.pyAgentManifest.response.catch(() => {});
-
 // Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/early.js
 // uses if it is the one web/idb.js expects (web/idb.js opens it again otherwise); when there is
 // none yet, creating it is left to web/idb.js (the upgrade is aborted here). Not on a first visit

@@ -51,15 +51,6 @@ def test_page_boots_and_imports_py_agent(built_site: Path, serve: Serve, visit) 
     errors = [text for kind, text in run.console if kind == "error"]
     assert not errors and not run.page_errors, f"console errors: {errors} page errors: {run.page_errors}"
 
-    # manifest.json is asked for once, by the page's first script (web/early-start.js), before
-    # boot.js runs: boot.js takes that answer.
-    asked = run.page.evaluate(
-        """() => performance.getEntriesByType("resource")
-          .filter((e) => new URL(e.name).pathname.endsWith("/manifest.json")).map((e) => e.startTime)"""
-    )
-    assert len(asked) == 1, asked
-    assert asked[0] < run.page.evaluate("() => window.pyAgent.marks.boot")
-
 
 def test_every_request_stays_on_the_page_origin(built_site: Path, serve: Serve, visit) -> None:
     base = serve(built_site)
