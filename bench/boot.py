@@ -438,7 +438,11 @@ visits (A/B, 10 warm visits each, interleaved, load ~8): ready 2786 against 3076
 start Python 1151 against 1387): the kept bytes are read as they are, the shipped file is
 inflated on the page's thread. The first screen no longer waits for any of this: the page draws the sessions list and the open session's
 last messages from IndexedDB itself and takes typing while Python starts (the first row;
-web/early.js, taken over by web/app.js).
+web/early.js, taken over by web/app.js). Its records are read by the page's first script
+(web/early-start.js, a classic script at the top of index.html) as soon as IndexedDB is open, in
+one transaction, before any module runs: the page's modules are evaluated late while its head's
+~40 files arrive (in traces, web/early.js ran 100-250 ms in, when its files had arrived by ~80 ms;
+often only once the page was parsed), and IndexedDB's answer took 45-180 ms more after that.
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
 of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
@@ -472,7 +476,12 @@ start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs 
 compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
 during its seconds of start-up). Pyodide's loader runs ~70-150 ms after the first screen before it
 asks for the runtime's instantiation (the page's mark `runtime compiling`), and the compilation
-then takes ~150-300 ms more on these busy cores.
+then takes ~150-300 ms more on these busy cores. Python's start waits for web/early.js's drawing
+to be painted, not for web/app.js to draw the same screen again with its own views (~300 ms more:
+its modules, building its views, the full Markdown rendering); that runs while the runtime
+compiles and the snapshot is read (ready 1452 ms against 1563 with the wait for web/app.js's
+screen, first screen 301 against 290, painted by 319 against 337: medians of 12 warm visits each,
+interleaved, at a load of 4-6).
 
 Measured and left out (A/B in one run, interleaved, 9 warm visits per variant, the machine at a
 load of 5-15; each moved work beside the first screen, and on two busy cores that work took the
@@ -489,8 +498,23 @@ waiting for the first screen at all (ready ~300 ms sooner than with the wait, th
 ~160 ms later); writing before ready only the files of the modules the snapshot has not imported
 (no gain: writing the ~460 files takes ~20-40 ms). On a quiet machine with a free second core,
 the first three may pay (the compilation and the hash run off the page's thread): to be measured
-there. Next steps: have sw.js answer manifest.json from its cache at once (checking the network in
-the background); a faster first screen, which Python's start waits for.
+there. Measured and left out in the next round (same method, 12 warm visits per variant, load
+8-12): index.html without the modulepreloads of web/app.js's ~26 modules (the first screen 30-50
+ms sooner, as the page is parsed sooner; ready much later: web/app.js's modules arrive one import
+after another through the service worker, 3776 ms against 2311 while Python's start still waited
+for web/app.js's screen); a warm visit without the runtime's two preloads (pyodide.asm.wasm and the
+standard library's zip: their 14 MB bodies are taken in on the page's thread, 50-140 ms in traces,
+before web/early.js runs): first screen 416 against 448 ms, ready 2515 against 2703, within the
+noise at that load, to be measured on a quiet machine; manifest.json asked for by
+web/early-start.js as the page starts, ahead of the head's other files, boot.js taking that answer
+(boot.js had it ~150-200 ms sooner, but ready came no sooner: 2271 ms against 2085 without it,
+first screen 433 against 447, at a load of 3-7). Not done: sw.js answering the navigation
+from its cache without asking the network for manifest.json first. The page's own request for
+manifest.json is already answered from the service worker's memory (the version its navigation
+got); only the navigation asks the network, so that a new build is used at once. From 127.0.0.1
+the whole navigation answer takes 15-70 ms (responseStart, the worker's start included), so the
+saving is a few ms here (a real round trip on a real host), against a new build used one visit
+later.
 """
 
 

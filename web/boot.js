@@ -609,11 +609,13 @@ function showError(error) {
 }
 
 // Python's start holds the page's thread for a while (instantiating the runtime, starting the
-// interpreter, importing): the page's first screen, which web/app.js draws from IndexedDB
-// meanwhile, goes first. Python's start (Pyodide's loader, which then compiles and instantiates the
-// runtime) waits for it, at most FIRST_SCREEN_MS; the runtime's download goes on meanwhile. Work
-// moved beside the first screen (compiling earlier, reading the snapshot earlier) took the first
-// screen's time on two busy cores: see BENCHMARKS.md, "Time to ready".
+// interpreter, importing): the page's first screen, which web/early.js (or else web/app.js) draws
+// from IndexedDB meanwhile, goes first. Python's start (Pyodide's loader, which then compiles and
+// instantiates the runtime) waits for it, at most FIRST_SCREEN_MS; the runtime's download goes on
+// meanwhile. Work moved beside the first screen (compiling earlier, reading the snapshot earlier)
+// took the first screen's time on two busy cores: see BENCHMARKS.md, "Time to ready". Once
+// web/early.js's drawing is painted, Python's start does not wait for web/app.js to draw the same
+// screen again with its own views: that runs while the runtime compiles and the snapshot is read.
 const FIRST_SCREEN_MS = 300;
 let firstScreenResolve;
 const firstScreenPromise = new Promise((resolve) => {
@@ -625,9 +627,27 @@ export function firstScreenDrawn() {
   firstScreenResolve();
 }
 
+// Once web/early.js has drawn the first screen (<html data-early="drawn">) and it is painted.
+const earlyScreenPainted = new Promise((resolve) => {
+  const root = document.documentElement;
+  const drawn = () => {
+    if (root.dataset.early !== "drawn") return false;
+    requestAnimationFrame(() => setTimeout(resolve, 0)); // a rAF callback runs just before the frame is painted
+    return true;
+  };
+  if (drawn()) return;
+  const observer = new MutationObserver(() => drawn() && observer.disconnect());
+  observer.observe(root, { attributes: true, attributeFilter: ["data-early"] });
+});
+
 async function firstScreen() {
+  mark("waiting for the first screen");
   let timer;
-  await Promise.race([firstScreenPromise, new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SCREEN_MS)))]);
+  await Promise.race([
+    firstScreenPromise,
+    earlyScreenPainted,
+    new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SCREEN_MS))),
+  ]);
   clearTimeout(timer);
   mark("first screen");
 }

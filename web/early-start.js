@@ -1,7 +1,8 @@
 // Starts the first screen (web/early.js: drawn from IndexedDB before the app's modules and Python)
 // as soon as the page's head is read. A classic script, not a module script: the browser runs a
 // module script only when its scheduling of module scripts comes round, which can be well after
-// the module has arrived; a dynamic import runs it as soon as it and its imports are here.
+// the module has arrived; a dynamic import runs it once it and its imports are here (which can
+// still be late: the browser handles the arriving files of the page's head first, see below).
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
 
 // Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/early.js
@@ -9,7 +10,21 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
 // none yet, creating it is left to web/idb.js (the upgrade is aborted here). Not on a first visit
 // (no service worker answers the page yet): there is nothing stored to read then, and a new
 // profile's storage is slow to start.
-if (!navigator.serviceWorker || navigator.serviceWorker.controller) {
+//
+// And it reads what the first screen shows, in one transaction as soon as the database is open:
+// the sessions' records (as web/idb.js listSessions) and, for the session in the address
+// (#/s/<id>), its record and its last entries (where web/idb.js recentMessages starts). Modules
+// are evaluated late while the page loads (measured: often only once it is parsed, 100-250 ms
+// in), and IndexedDB takes a while to answer: this way its answer is usually there when
+// web/early.js runs. web/early.js uses these records only if the database is the version
+// web/idb.js expects; they are records as stored, read here without interpreting them.
+// (In a function: a classic script's names would be the page's globals.)
+(() => {
+  // The last entries read with the session's record: as many as web/idb.js recentMessages reads
+  // first for the first screen's messages (it reads on from there when they are not enough).
+  const EARLY_ENTRIES = 200;
+
+  if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
     try {
@@ -25,4 +40,44 @@ if (!navigator.serviceWorker || navigator.serviceWorker.controller) {
       resolve(null);
     };
   });
-}
+  window.pyAgentEarlyRecords = window.pyAgentEarlyDatabase.then((db) => (db ? readFirstScreen(db) : null));
+
+  function readFirstScreen(db) {
+    const match = /^#\/s\/(.+)$/.exec(location.hash);
+    let id = null;
+    try {
+      id = match ? decodeURIComponent(match[1]) : null;
+    } catch {
+      id = null;
+    }
+    return new Promise((resolve) => {
+      const read = { records: null, count: null, session: null };
+      let tx;
+      try {
+        tx = db.transaction(["sessions", "entries"], "readonly");
+        const sessions = tx.objectStore("sessions");
+        const records = sessions.index("updated").getAll();
+        records.onsuccess = () => (read.records = records.result);
+        const count = sessions.count();
+        count.onsuccess = () => (read.count = count.result);
+        if (id !== null) {
+          const record = sessions.get(id);
+          record.onsuccess = () => {
+            const total = record.result?.meta?.entryCount;
+            const lower = Math.max(0, (Number.isInteger(total) ? total : 0) - EARLY_ENTRIES);
+            read.session = { id, record: record.result ?? null, lower, entries: null };
+            if (!record.result) return;
+            const entries = tx.objectStore("entries").getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true));
+            entries.onsuccess = () => (read.session.entries = entries.result);
+          };
+        }
+      } catch {
+        resolve(null); // another schema (web/idb.js upgrades it): web/early.js reads it itself
+        return;
+      }
+      tx.oncomplete = () => resolve(read);
+      tx.onabort = () => resolve(null);
+      tx.onerror = (event) => event.preventDefault();
+    });
+  }
+})();

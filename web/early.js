@@ -53,10 +53,15 @@ const storageOptions = {
     early.onVersionChange?.();
   },
 };
-// The connection web/early-start.js opened as the page started, if it is this schema's.
+// The connection web/early-start.js opened as the page started, if it is this schema's, and the
+// records it read with it for the first screen (only for that schema: null otherwise).
 const started = window.pyAgentEarlyDatabase ?? Promise.resolve(null);
+const startedRecords = window.pyAgentEarlyRecords ?? Promise.resolve(null);
 delete window.pyAgentEarlyDatabase;
-early.opening = started.then((db) => adoptDatabase(db, storageOptions) ?? openDatabase(storageOptions));
+delete window.pyAgentEarlyRecords;
+const adopted = started.then((db) => adoptDatabase(db, storageOptions));
+early.opening = adopted.then((storage) => storage ?? openDatabase(storageOptions));
+const prefetched = adopted.then((storage) => (storage ? startedRecords : null)).catch(() => null);
 early.opening.catch(() => {}); // web/app.js reports it, once Python is ready
 early.drawn = draw().catch((error) => console.warn("py-agent: the first screen could not be drawn early", error));
 
@@ -71,14 +76,14 @@ function failed() {
 
 // What IndexedDB has for the first screen: {metas, preview} (either null when it could not be read).
 async function read() {
-  const db = await early.opening;
+  const [db, records] = await Promise.all([early.opening, prefetched]);
   const id = hashSession();
   const [metas, preview] = await Promise.all([
-    db.listSessions().then(
+    db.listSessions(records).then(
       (json) => JSON.parse(json).filter((m) => m && typeof m.id === "string" && !m.corrupt),
       () => null, // Python lists them once it is ready, and says what is wrong
     ),
-    id ? db.recentMessages(id, PREVIEW_MESSAGES).then((preview) => (preview ? { id, preview } : null), () => null) : null,
+    id ? db.recentMessages(id, PREVIEW_MESSAGES, undefined, records?.session).then((preview) => (preview ? { id, preview } : null), () => null) : null,
   ]);
   return { metas, preview };
 }

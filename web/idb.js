@@ -178,68 +178,101 @@ export class Storage {
    * entries are read. Only what the page needs to draw the transcript before Python has loaded
    * the session: `{meta, items: [{entryId, message}], complete}` (`complete`: the branch's first
    * message is among them), or null (no such session, or a format this page does not read).
+   * `prefetched`: the session's record and its last entries as web/early-start.js read them
+   * (`{id, record, lower, entries}`: the entries from sequence number `lower` on); reading goes on
+   * from there when they hold too few of the branch's messages.
    */
-  recentMessages(sessionId, count, scanLimit = count * 4 + 400) {
+  recentMessages(sessionId, count, scanLimit = count * 4 + 400, prefetched = null) {
     // Read in chunks of entries from the end (one getAll each, by sequence number: the record
     // says how many entries there are), newest first, until the branch has `count` messages.
     const CHUNK = count * 2 + 40;
+    let meta = null;
+    const found = [];
+    let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
+    let scanned = 0;
+    const result = () => (meta ? { meta, items: found.reverse(), complete: next === null } : null);
+    // The record's metadata, and where the last entries start (null: nothing this page can read).
+    const start = (record) => {
+      let header = null;
+      try {
+        header = record && typeof record.header === "string" ? JSON.parse(record.header) : null;
+      } catch {
+        header = null;
+      }
+      if (!record || typeof record.meta !== "object" || !record.meta || header?.version !== 3) return null;
+      meta = record.meta;
+      if (typeof meta.leafId === "string") next = meta.leafId;
+      // The last CHUNK entries at least (damaged records keep their places: the sequence
+      // numbers can only run ahead of the count).
+      const total = Number.isInteger(meta.entryCount) ? meta.entryCount : 0;
+      return Math.max(0, total - CHUNK);
+    };
+    // One chunk of entries (from sequence number `lower` on), newest first: the sequence number
+    // to read on below, or null when the branch is complete or enough has been read.
+    const take = (records, lower) => {
+      for (let i = records.length - 1; i >= 0; i -= 1) {
+        scanned += 1;
+        let entry = null;
+        try {
+          entry = typeof records[i]?.line === "string" ? JSON.parse(records[i].line) : null;
+        } catch {
+          entry = null;
+        }
+        if (!entry || typeof entry.id !== "string" || (next !== undefined && entry.id !== next)) continue;
+        if (entry.type === "message" && entry.message && typeof entry.message === "object") {
+          found.push({ entryId: entry.id, message: entry.message });
+        }
+        next = entry.parentId ?? null;
+        if (next === null || found.length >= count) return null;
+      }
+      const lowest = records.length ? records[0].seq : lower;
+      return lowest > 0 && scanned < scanLimit ? lowest : null;
+    };
+    let from; // where to read on (undefined: from the record)
+    if (prefetched?.id === sessionId && (prefetched.record === null || Array.isArray(prefetched.entries))) {
+      if (start(prefetched.record) === null) return Promise.resolve(null);
+      from = take(prefetched.entries, prefetched.lower);
+      if (from === null) return Promise.resolve(result());
+    }
     return new Promise((resolve, reject) => {
       const tx = this.db.transaction(["sessions", "entries"], "readonly");
       const entries = tx.objectStore("entries");
-      let meta = null;
-      const found = [];
-      let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
-      let scanned = 0;
       const read = (lower, upper) => {
         const get = entries.getAll(IDBKeyRange.bound([sessionId, lower], [sessionId, upper], false, true));
         get.onsuccess = () => {
-          const records = get.result;
-          for (let i = records.length - 1; i >= 0; i -= 1) {
-            scanned += 1;
-            let entry = null;
-            try {
-              entry = typeof records[i]?.line === "string" ? JSON.parse(records[i].line) : null;
-            } catch {
-              entry = null;
-            }
-            if (!entry || typeof entry.id !== "string" || (next !== undefined && entry.id !== next)) continue;
-            if (entry.type === "message" && entry.message && typeof entry.message === "object") {
-              found.push({ entryId: entry.id, message: entry.message });
-            }
-            next = entry.parentId ?? null;
-            if (next === null || found.length >= count) return;
-          }
-          const lowest = records.length ? records[0].seq : lower;
-          if (lowest > 0 && scanned < scanLimit) read(Math.max(0, lowest - CHUNK), lowest);
+          const below = take(get.result, lower);
+          if (below !== null) read(Math.max(0, below - CHUNK), below);
         };
       };
-      const getRecord = tx.objectStore("sessions").get(sessionId);
-      getRecord.onsuccess = () => {
-        const record = getRecord.result;
-        let header = null;
-        try {
-          header = record && typeof record.header === "string" ? JSON.parse(record.header) : null;
-        } catch {
-          header = null;
-        }
-        if (!record || typeof record.meta !== "object" || !record.meta || header?.version !== 3) return;
-        meta = record.meta;
-        if (typeof meta.leafId === "string") next = meta.leafId;
-        // The last CHUNK entries at least (damaged records keep their places: the sequence
-        // numbers can only run ahead of the count).
-        const total = Number.isInteger(meta.entryCount) ? meta.entryCount : 0;
-        read(Math.max(0, total - CHUNK), Infinity);
-      };
-      tx.oncomplete = () => resolve(meta ? { meta, items: found.reverse(), complete: next === null } : null);
+      if (from !== undefined) {
+        read(Math.max(0, from - CHUNK), from);
+      } else {
+        const getRecord = tx.objectStore("sessions").get(sessionId);
+        getRecord.onsuccess = () => {
+          const lower = start(getRecord.result);
+          if (lower !== null) read(lower, Infinity);
+        };
+      }
+      tx.oncomplete = () => resolve(result());
       tx.onabort = () => reject(storageError(tx.error, "Transaction aborted"));
       tx.onerror = () => reject(storageError(tx.error, "Reading the session failed"));
     });
   }
 
-  async listSessions() {
-    // The records and their count in one round trip (the page's first screen waits for it).
-    const store = this.db.transaction("sessions", "readonly").objectStore("sessions");
-    const [records, count] = await Promise.all([request(store.index("updated").getAll()), request(store.count())]);
+  /**
+   * The sessions' metadata, newest first, as JSON. `prefetched`: the records of the "updated"
+   * index and the store's count as web/early-start.js read them (`{records, count}`).
+   */
+  async listSessions(prefetched = null) {
+    let records;
+    let count;
+    if (Array.isArray(prefetched?.records) && Number.isInteger(prefetched.count)) {
+      ({ records, count } = prefetched);
+    } else {
+      // The records and their count in one round trip (the page's first screen waits for it).
+      const store = this.db.transaction("sessions", "readonly").objectStore("sessions");
+      [records, count] = await Promise.all([request(store.index("updated").getAll()), request(store.count())]);
+    }
     const metas = [];
     for (let i = records.length - 1; i >= 0; i -= 1) {
       const r = records[i];

@@ -150,3 +150,81 @@ def test_the_early_drawing_renders_a_little_markdown_and_no_markup_from_messages
     assert page.locator("#transcript .user-text").first.text_content() == text
     assert page.evaluate("() => window.__xss") is None
     page.close()
+
+
+def test_python_starts_once_the_early_drawing_is_painted_without_waiting_for_the_app(
+    context: Any, base_url: str
+) -> None:
+    """Python's start waits for the first screen (web/boot.js), which web/early.js draws: not for
+    web/app.js to draw it again with its own views (here app.js never arrives)."""
+    page = context.new_page()
+    held = HeldPackages(page)
+    page.route("**/app.js", lambda route: None)  # never answered
+    page.goto(base_url.rstrip("/") + "/?demo-tps=0", wait_until="commit")  # no load event without app.js
+    wait_early(page)
+    page.wait_for_function("() => window.pyAgent?.marks?.['first screen'] !== undefined", timeout=READY_TIMEOUT_MS)
+    marks = page.evaluate(
+        """() => ({ ...window.pyAgent.marks,
+          drawn: performance.getEntriesByName("py-agent:early-drawn")[0].startTime })"""
+    )
+    held.release()
+    assert marks["first screen"] >= marks["drawn"]
+    # Not the wait's limit (300 ms, web/boot.js FIRST_SCREEN_MS): the drawing's next frame.
+    assert marks["first screen"] - max(marks["waiting for the first screen"], marks["drawn"]) < 250, marks
+    page.close()
+
+
+# What web/early-start.js read for the first screen as the page started (it hands it to web/early.js,
+# which takes it off the window).
+RECORD_READ_AHEAD = """
+Object.defineProperty(window, "pyAgentEarlyRecords", {
+  configurable: true,
+  get() { return window.__readAhead; },
+  set(value) { window.__readAhead = value; },
+});
+"""
+
+
+def test_a_visit_served_by_the_service_worker_draws_what_was_read_as_the_page_started(
+    browser: Any, base_url: str
+) -> None:
+    """A later visit, served by the service worker as a user's is: the records are read by the
+    page's first script (web/early-start.js, before the modules), and drawn before Python."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    context.add_init_script(RECORD_EARLY + RECORD_READ_AHEAD)
+    try:
+        page = context.new_page()
+        page.goto(base_url.rstrip("/") + "/?demo-tps=0")
+        page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+        page.locator("#input").fill("Hello from a served visit")
+        page.locator("#input").press("Enter")
+        page.locator("#transcript .msg.assistant:not(.streaming)", has_text="offline demo").wait_for(timeout=60_000)
+        session_id = page.evaluate("() => window.pyAgentApp.currentId")
+        # The service worker has the site, and the memory snapshot is kept: the next visit is a warm one.
+        page.locator("html[data-offline]").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+        page.evaluate("async () => { await window.pyAgent.boot.stored; }")
+        page.close()
+
+        page = context.new_page()
+        page.goto(f"{base_url.rstrip('/')}/?demo-tps=0#/s/{session_id}")
+        early = wait_early(page)
+        assert page.evaluate("() => !!navigator.serviceWorker.controller")
+        assert early["app"] == "loading" and early["inputEnabled"] and early["focused"] == "input"
+        assert "Hello from a served visit" in early["sessions"]
+        assert "Hello from a served visit" in early["transcript"] and "offline demo" in early["transcript"]
+        read = page.evaluate("""async () => {
+          const read = await window.__readAhead;
+          return read && {
+            sessions: read.records.length, count: read.count, id: read.session.id,
+            entries: read.session.entries.length, entryCount: read.session.record.meta.entryCount,
+          };
+        }""")
+        assert read is not None, "web/early-start.js read nothing"
+        assert read["sessions"] == read["count"] == 1 and read["id"] == session_id
+        assert read["entries"] == read["entryCount"] >= 2
+        page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)
+        page.locator("#transcript:not([aria-busy]) .edit-msg:not([disabled])").first.wait_for()
+        assert page.locator("#transcript .msg").count() == 2
+        page.close()
+    finally:
+        context.close()
