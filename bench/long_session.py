@@ -195,7 +195,7 @@ scroll from the bottom to the top, two viewports (860 px high) per animation fra
 | … 95th percentile of the gaps | {_report.summary(values(scrolls, "p95"), "ms", 0)} |
 | … main-thread tasks over 50 ms | {_report.summary(values(scrolls, "longTasks"), "", 0)} |
 | … most messages in the page at once | {_report.summary(values(scrolls, "most"), "", 0)} |
-| … pages of messages rendered (and others taken out) | {_report.summary(values(scrolls, "pages"), "", 0)} |
+| … pages (or slices) of messages rendered (and others taken out) | {_report.summary(values(scrolls, "pages"), "", 0)} |
 | … the script's work per page: median | {_report.summary(values(scrolls, "pageMedian"), "ms", 1)} |
 | … the script's work per page: longest | {_report.summary(values(scrolls, "pageMax"), "ms", 1)} |
 
@@ -212,7 +212,11 @@ How: the transcript is a window over the messages (web/ui/chat.js): the last 80 
 opens, 24 more whenever the scroll comes within 1,200 px of either end of what is rendered (an
 IntersectionObserver on the "Show earlier/later messages" buttons, which also work by keyboard),
 and at most 200 in the page: what moves out of reach is removed, and the message on screen is kept
-where it is while the DOM above it changes. Opening a stored session, the page first reads the
+where it is while the DOM above it changes. A page the scroll asks for is rendered in slices of
+at most ~6 ms of script, one per frame (the "pages" above count the slices); the buttons render
+a whole page. Messages away from the view skip style, layout and paint (`content-visibility:
+auto` in web/chat.css, where the browser has scroll anchoring), which cut the forced layout of
+adding a page about tenfold; DOMPurify's configuration is parsed once, not per message. Opening a stored session, the page first reads the
 session's last 80 messages on its branch from IndexedDB itself (web/idb.js, `recentMessages`: a
 cursor from the newest entry, following the parents from the record's leaf) and draws them, then
 lets the browser paint before asking Python to open the session; Python's transcript replaces

@@ -154,3 +154,38 @@ def test_sending_from_far_up_brings_the_window_back_to_the_end(app: App, session
     page.locator("#transcript .msg.assistant", has_text="A new question at the end").wait_for(timeout=60_000)
     assert page.locator("#transcript .msg", has_text="Question number 0").count() == 0
     assert page.locator("#transcript .msg").count() <= 200
+
+
+def test_a_page_added_above_keeps_the_message_on_screen_in_place(app: App, session_id: str) -> None:
+    page = app.page
+    page.locator("#transcript .earlier").wait_for(state="attached")
+    result = page.evaluate(
+        """async () => {
+          const scroller = document.getElementById("scroller");
+          const transcript = document.getElementById("transcript");
+          const frames = async (n) => { for (let i = 0; i < n; i += 1) await new Promise((r) => requestAnimationFrame(() => r())); };
+          // Near the top of the window, not at it: the next page goes above what is on screen.
+          scroller.scrollTop = 300;
+          await frames(3);
+          const onScreen = () => {
+            const top = scroller.getBoundingClientRect().top;
+            return [...transcript.querySelectorAll(".msg")].find((n) => n.getBoundingClientRect().bottom > top);
+          };
+          const anchor = onScreen();
+          const before = anchor.getBoundingClientRect().top;
+          const above = () => [...transcript.querySelectorAll(".msg")].indexOf(anchor);
+          const count = above();
+          const hidden = Number(/\\((\\d+) hidden\\)/.exec(transcript.querySelector(".earlier").textContent)[1]);
+          transcript.querySelector(".earlier").click(); // a whole page, as the button says
+          const added = above() - count;
+          const right = anchor.getBoundingClientRect().top;
+          await frames(5); // the new messages are drawn (and sized) by now
+          return { added, hidden, moved: right - before, movedLater: anchor.getBoundingClientRect().top - before,
+                   same: anchor === onScreen(), text: anchor.textContent.slice(0, 40) };
+        }"""
+    )
+    assert result["hidden"] > 0
+    assert result["added"] == min(24, result["hidden"]), result
+    assert abs(result["moved"]) <= 1, result
+    assert abs(result["movedLater"]) <= 1, result
+    assert result["same"], result

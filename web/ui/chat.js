@@ -14,6 +14,10 @@ import { py } from "./bridge.js";
 // view is taken out again. A 10,000-message session costs what an 80-message one costs.
 const WINDOW = 80;
 const PAGE = 24; // small enough for a frame's budget, with Markdown to render
+// A page the scroll asks for (not the buttons) stops after SLICE_MS of rendering: the rest follows
+// at the next frames, as the edge is still near, so a frame never waits for a whole page on a slow
+// or busy machine.
+const SLICE_MS = 6;
 const MAX_RENDERED = 200;
 const NEAR_PX = 1200; // how close to a window's edge the scroll must get for the next page
 const STICK_PX = 80;
@@ -312,8 +316,8 @@ export class ChatView {
   onEdge(entries) {
     for (const entry of entries) {
       if (!entry.isIntersecting || !entry.target.isConnected) continue;
-      if (entry.target === this.earlier) this.showEarlier();
-      else if (entry.target === this.later) this.showLater();
+      if (entry.target === this.earlier) this.showEarlier(SLICE_MS);
+      else if (entry.target === this.later) this.showLater(SLICE_MS);
     }
   }
 
@@ -325,23 +329,39 @@ export class ChatView {
     if (anchor?.isConnected) this.scroller.scrollTop += anchor.getBoundingClientRect().top - top;
   }
 
+  /** The first message whose bottom is below the scroller's top (the children are in vertical order: a binary search). */
   visibleNode() {
     const top = this.scroller.getBoundingClientRect().top;
-    for (const node of this.root.children) {
-      if (node === this.earlier || node === this.later) continue;
-      if (node.getBoundingClientRect().bottom > top) return node;
+    const children = this.root.children;
+    let low = 0;
+    let high = children.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (children[middle].getBoundingClientRect().bottom > top) high = middle;
+      else low = middle + 1;
+    }
+    for (let i = low; i < children.length; i += 1) {
+      const node = children[i];
+      if (node !== this.earlier && node !== this.later) return node;
     }
     return null;
   }
 
-  showEarlier() {
+  /** Render up to PAGE messages before the window (nearest first), for at most `budget` ms if given. */
+  showEarlier(budget = Infinity) {
     if (this.renderedFrom <= 0) return;
-    const start = Math.max(0, this.renderedFrom - PAGE);
-    const fragment = document.createDocumentFragment();
-    for (let i = start; i < this.renderedFrom; i += 1) {
-      const node = this.renderAt(i);
-      if (node) fragment.append(node);
+    const t0 = performance.now();
+    const limit = Math.max(0, this.renderedFrom - PAGE);
+    let start = this.renderedFrom;
+    const nodes = [];
+    while (start > limit) {
+      const node = this.renderAt(--start);
+      if (node) nodes.push(node);
+      if (performance.now() - t0 > budget) break;
     }
+    const fragment = document.createDocumentFragment();
+    fragment.append(...nodes.reverse());
+    this.refreshActions(fragment);
     this.keepInPlace(() => {
       this.root.insertBefore(fragment, this.earlier?.nextSibling ?? this.root.firstChild);
       this.renderedFrom = start;
@@ -350,17 +370,21 @@ export class ChatView {
       if (!this.atEnd) this.streamNode?.remove();
       this.updateEdges();
     });
-    this.refreshActions();
   }
 
-  showLater() {
+  /** Render up to PAGE messages after the window, for at most `budget` ms if given. */
+  showLater(budget = Infinity) {
     if (this.atEnd) return;
-    const end = Math.min(this.items.length, this.renderedTo + PAGE);
+    const t0 = performance.now();
+    const limit = Math.min(this.items.length, this.renderedTo + PAGE);
+    let end = this.renderedTo;
     const fragment = document.createDocumentFragment();
-    for (let i = this.renderedTo; i < end; i += 1) {
-      const node = this.renderAt(i);
+    while (end < limit) {
+      const node = this.renderAt(end++);
       if (node) fragment.append(node);
+      if (performance.now() - t0 > budget) break;
     }
+    this.refreshActions(fragment);
     this.keepInPlace(() => {
       this.root.insertBefore(fragment, this.later ?? (this.streamNode?.isConnected ? this.streamNode : null));
       this.renderedTo = end;
@@ -368,7 +392,6 @@ export class ChatView {
       while (this.renderedTo - this.renderedFrom > MAX_RENDERED) this.unrender(this.renderedFrom++);
       this.updateEdges();
     });
-    this.refreshActions();
   }
 
   indexResult(item) {
@@ -891,15 +914,21 @@ export class ChatView {
     this.refreshActions();
   }
 
-  refreshActions() {
+  /**
+   * The state of the messages' buttons (disabled while a reply streams or before Python has the
+   * session; Retry on the last reply only); `scope`: only the messages in it (a page about to be
+   * added: the others' state does not change with the window).
+   */
+  refreshActions(scope = null) {
+    const root = scope ?? this.root;
     const busy = this.streaming || this.previewing;
-    for (const button of this.root.querySelectorAll(".edit-msg, .branch button, .retry, .regenerate")) {
+    for (const button of root.querySelectorAll(".edit-msg, .branch button, .retry, .regenerate")) {
       if (button.classList.contains("retry") || button.classList.contains("regenerate") || button.closest(".branch") || button.classList.contains("edit-msg")) {
         if (busy) button.setAttribute("disabled", "");
         else if (!button.closest(".branch")) button.removeAttribute("disabled");
       }
     }
-    for (const group of this.root.querySelectorAll(".branch")) {
+    for (const group of root.querySelectorAll(".branch")) {
       const [prev, next] = group.querySelectorAll("button");
       const label = group.getAttribute("aria-label");
       const match = /Version (\d+) of (\d+)/.exec(label);
@@ -911,7 +940,8 @@ export class ChatView {
     }
     // Retry is offered on the last reply only.
     const last = this.lastAssistantIndex();
-    for (const [entryId, node] of this.nodes) {
+    const nodes = scope ? [...scope.querySelectorAll(".msg[data-entry-id]")].map((node) => [node.dataset.entryId, node]) : this.nodes;
+    for (const [entryId, node] of nodes) {
       const retry = node.querySelector(".retry");
       if (!retry) continue;
       const isLast = last >= 0 && this.items[last]?.entryId === entryId;

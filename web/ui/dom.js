@@ -58,13 +58,21 @@ const ICONS = {
   external: '<path d="M14 4h6v6M20 4l-9 9M19 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V6a1 1 0 0 1 1-1h5"/>',
 };
 
+// Each icon's markup is parsed once and then cloned: a page of transcript messages has dozens.
+const ICON_NODES = new Map();
+
 export function icon(name, cls = "icon") {
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", "0 0 24 24");
+  let model = ICON_NODES.get(name);
+  if (!model) {
+    model = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    model.setAttribute("viewBox", "0 0 24 24");
+    model.setAttribute("aria-hidden", "true");
+    model.setAttribute("focusable", "false");
+    model.innerHTML = ICONS[name] ?? "";
+    ICON_NODES.set(name, model);
+  }
+  const svg = model.cloneNode(true);
   svg.setAttribute("class", cls);
-  svg.setAttribute("aria-hidden", "true");
-  svg.setAttribute("focusable", "false");
-  svg.innerHTML = ICONS[name] ?? "";
   return svg;
 }
 
