@@ -70,7 +70,14 @@ def inputs_digest() -> str:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() if path.exists() else b"<missing>")
         digest.update(b"\0")
+    digest.update(f"no-snapshot={snapshot_opted_out()}".encode())
     return digest.hexdigest()
+
+
+def snapshot_opted_out() -> bool:
+    """PY_AGENT_NO_SNAPSHOT=1: the site ships without the memory snapshot (docs/web-architecture.md:
+    a shipped snapshot gives every visitor the build's key of Python's string hashing)."""
+    return os.environ.get("PY_AGENT_NO_SNAPSHOT", "") not in ("", "0")
 
 
 def site_is_stale() -> bool:
@@ -343,6 +350,9 @@ def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dic
     Cached in .cache/snapshot/ by the runtime, the two bundles, the script and the page's modules it
     uses. Without Node.js, or if the script fails, the site ships without it (a first visit starts
     Python normally, as before)."""
+    if snapshot_opted_out():
+        log("PY_AGENT_NO_SNAPSHOT is set: the site ships without its memory snapshot")
+        return None
     inputs = [runtime_dir / name for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm")]
     inputs += [SNAPSHOT_SCRIPT, *(WEB / name for name in SNAPSHOT_WEB_MODULES)]
     key = hashlib.sha256(

@@ -195,3 +195,19 @@ def test_setuptools_package_keeps_the_test_helpers_and_httpx() -> None:
     everything = {p.relative_to(build.PACKAGE_DIR).as_posix() for p in build.package_files(for_site=False)}
     site = {p.relative_to(build.PACKAGE_DIR).as_posix() for p in build.package_files()}
     assert {"testing/mock_server.py", "transports/httpx.py"} <= everything - site
+
+
+def test_no_snapshot_opt_out_skips_the_snapshot_and_marks_the_site_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import buildsys.site
+
+    monkeypatch.delenv("PY_AGENT_NO_SNAPSHOT", raising=False)
+    with_snapshot = buildsys.site.inputs_digest()
+    monkeypatch.setenv("PY_AGENT_NO_SNAPSHOT", "1")
+    # A site built before with its snapshot is rebuilt without it (the tests rebuild on a new digest).
+    assert buildsys.site.inputs_digest() != with_snapshot
+    # Not even Node.js is asked: the runtime's files are never read.
+    assert buildsys.site.build_snapshot(tmp_path / "missing-runtime", {"sha256": "x"}, {"sha256": "y"}) is None
+    monkeypatch.setenv("PY_AGENT_NO_SNAPSHOT", "0")
+    assert buildsys.site.inputs_digest() == with_snapshot
