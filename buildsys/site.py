@@ -298,6 +298,37 @@ def site_files(site: Path) -> list[dict[str, Any]]:
     ]
 
 
+def node_outputs_cached(
+    script: Path, site: Path, outputs: tuple[Path, Path], *, what: str, failure: str, env: dict[str, str] | None = None
+) -> bool:
+    """Whether both cached outputs of a build script run by Node.js (``node SCRIPT SITE OUT1 OUT2``)
+    exist: made now if they do not (each written beside as .part, then moved in, so a failed or
+    interrupted run leaves no half-written cache entry). False, having said why, without Node.js
+    or when the script fails: the site then ships without ``what``."""
+    if all(path.exists() for path in outputs):
+        return True
+    node = shutil.which("node")
+    if node is None:
+        log(f"Node.js is missing: the site ships without {what}")
+        return False
+    partials = [path.with_name(path.name + ".part") for path in outputs]
+    outputs[0].parent.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [node, str(script), str(site), *(str(path) for path in partials)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+    if result.returncode != 0 or not all(path.exists() for path in partials):
+        log(f"{failure}, shipping without: {result.stderr.strip()[-600:]}")
+        return False
+    for partial, path in zip(partials, outputs, strict=True):
+        partial.replace(path)
+    return True
+
+
 def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The site's packages installed by Pyodide and byte-compiled (scripts/site_packages.mjs, under
     Node.js), as one bundle that the page writes into site-packages: no wheel to unzip, no source to
@@ -313,26 +344,14 @@ def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> tuple[dic
     ).hexdigest()
     cached = CACHE / "site-packages" / f"{key}.bin"
     cached_stdlib = cached.with_suffix(".zip")
-    if not (cached.exists() and cached_stdlib.exists()):
-        node = shutil.which("node")
-        if node is None:
-            log("Node.js is missing: the site ships without its site-packages bundle (boot is slower)")
-            return None
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(cached.name + ".part")
-        partial_stdlib = cached_stdlib.with_name(cached_stdlib.name + ".part")
-        result = subprocess.run(
-            [node, str(SITE_PACKAGES_SCRIPT), str(runtime_dir.parent), str(partial), str(partial_stdlib)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-        if result.returncode != 0 or not partial.exists() or not partial_stdlib.exists():
-            log(f"bundling the site's packages failed, shipping without: {result.stderr.strip()[-600:]}")
-            return None
-        partial_stdlib.replace(cached_stdlib)
-        partial.replace(cached)
+    if not node_outputs_cached(
+        SITE_PACKAGES_SCRIPT,
+        runtime_dir.parent,
+        (cached, cached_stdlib),
+        what="its site-packages bundle (boot is slower)",
+        failure="bundling the site's packages failed",
+    ):
+        return None
     shipped = []
     for source, name in ((cached, SITE_PACKAGES_FILE), (cached_stdlib, STDLIB_FILE)):
         shutil.copyfile(source, runtime_dir / name)
@@ -360,27 +379,15 @@ def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dic
     ).hexdigest()
     cached = CACHE / "snapshot" / f"{key}.bin"
     cached_record = cached.with_suffix(".json")
-    if not (cached.exists() and cached_record.exists()):
-        node = shutil.which("node")
-        if node is None:
-            log("Node.js is missing: the site ships without its memory snapshot (a first visit is slower)")
-            return None
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(cached.name + ".part")
-        partial_record = cached_record.with_name(cached_record.name + ".part")
-        result = subprocess.run(
-            [node, str(SNAPSHOT_SCRIPT), str(runtime_dir.parent), str(partial), str(partial_record)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-            env={**os.environ, "TZ": "UTC"},
-        )
-        if result.returncode != 0 or not partial.exists() or not partial_record.exists():
-            log(f"making the memory snapshot failed, shipping without: {result.stderr.strip()[-600:]}")
-            return None
-        partial_record.replace(cached_record)
-        partial.replace(cached)
+    if not node_outputs_cached(
+        SNAPSHOT_SCRIPT,
+        runtime_dir.parent,
+        (cached, cached_record),
+        what="its memory snapshot (a first visit is slower)",
+        failure="making the memory snapshot failed",
+        env={"TZ": "UTC"},
+    ):
+        return None
     shutil.copyfile(cached, runtime_dir / SNAPSHOT_FILE)
     record = json.loads(cached_record.read_text(encoding="utf-8"))
     return {
