@@ -64,10 +64,7 @@ globalThis.fetch = async (input, init = {}) => {
   return new Response(bytes, { headers: { "content-type": "application/octet-stream" } });
 };
 
-const { IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, stdlibOptions, WARM_CODE } = await import(
-  new URL("fastboot.js", web).href
-);
-const { takeSnapshot } = await import(new URL("snapshot.js", web).href);
+const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await import(new URL("fastboot.js", web).href);
 
 // CPython's call trampoline. In a browser, the runtime instantiates a small WebAssembly module
 // (getWasmTrampolineModule in pyodide.asm.js: it calls a function with the number of arguments its
@@ -144,15 +141,7 @@ if (!jsTrampoline && !trampolineAdded) {
   throw new Error("the runtime did not instantiate its call trampoline");
 }
 const tableAtStart = pyodide._module.wasmTable.length;
-const archives = await Promise.all(unpacking.archives.map(async ({ files, dynlibs }) => ({
-  files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
-})));
-await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
-pyodide.runPython(IMPORT_CODE());
-pyodide.runPython(WARM_CODE);
-const { meta, bytes } = await takeSnapshot(pyodide, {
-  tableAtStart, version: null, bundleSha256: manifest.site_packages.sha256,
-});
+const { meta, bytes } = await snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version: null });
 // Python may hold references to JavaScript objects only through Pyodide's own API: the snapshot
 // records any other by its path from globalThis, which in a page would be the page's object of
 // that name, or nothing (a snapshot that references one is not shipped).

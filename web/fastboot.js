@@ -23,7 +23,7 @@
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
 import { startUnpacking } from "./unpack.js";
-import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH, snapshotResponse } from "./snapshot.js";
+import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH, snapshotResponse, takeSnapshot } from "./snapshot.js";
 
 export { afterRestore, restoreOptions } from "./snapshot.js";
 
@@ -290,6 +290,26 @@ function useResponsiveScheduler(pyodide) {
 // ---- The packages, unpacked in JavaScript (unpack.js) ----
 
 export { startUnpacking };
+
+/**
+ * The memory snapshot of a Pyodide started with `_makeSnapshot` (just now: `tableAtStart` is its
+ * function table's length then), once it has installed the unpacked site-packages.bin
+ * (`unpacking`: startUnpacking's), imported py_agent and the app's Python modules (IMPORT_CODE) and
+ * built the validators a page builds on first use (WARM_CODE): {meta, bytes} (snapshot.js
+ * takeSnapshot). Made so by the page's worker (snapshot-worker.js) and by the build
+ * (scripts/snapshot.mjs), which must make the same snapshot.
+ */
+export async function snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version }) {
+  // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
+  // path instantiates them without a dlopen handle, where the loader records their bases).
+  const archives = await Promise.all(unpacking.archives.map(async ({ files, dynlibs }) => ({
+    files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
+  })));
+  await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
+  pyodide.runPython(IMPORT_CODE());
+  pyodide.runPython(WARM_CODE);
+  return takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
+}
 
 /**
  * Writes the unpacked archives (startUnpacking: [{files, dynlibs}]) into site-packages, as

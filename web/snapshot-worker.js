@@ -10,10 +10,8 @@
 // Message in: {site: the site's folder URL, manifest, version, cacheName, key}.
 // Message out: {ok: true, size} or {ok: false, error}.
 
-import {
-  acceptAnyWasmType, IMPORT_CODE, installPackageFiles, PYTHON_ENV, startUnpacking, stdlibOptions, WARM_CODE,
-} from "./fastboot.js";
-import { snapshotResponse, takeSnapshot } from "./snapshot.js";
+import { acceptAnyWasmType, PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } from "./fastboot.js";
+import { snapshotResponse } from "./snapshot.js";
 
 acceptAnyWasmType(); // .wasm served as application/octet-stream
 
@@ -36,15 +34,7 @@ self.onmessage = async ({ data }) => {
       stderr: (line) => console.warn(line),
     });
     const tableAtStart = pyodide._module.wasmTable.length;
-    // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
-    // path instantiates them without a dlopen handle, where the loader records their bases).
-    const archives = await Promise.all(unpacking.archives.map(async ({ files, dynlibs }) => ({
-      files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
-    })));
-    await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
-    pyodide.runPython(IMPORT_CODE());
-    pyodide.runPython(WARM_CODE);
-    const snapshot = await takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
+    const snapshot = await snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version });
     const cache = await caches.open(cacheName);
     await cache.put(key, snapshotResponse(snapshot));
     self.postMessage({ ok: true, size: snapshot.bytes.length });
