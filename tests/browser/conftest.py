@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,16 +62,65 @@ def chromium_path() -> str:
     return path if Path(path).exists() else str(shutil.which("chromium"))
 
 
+# Chromium's own log (its stderr, through Playwright's driver), kept per module: when a test of it
+# fails, the lines that say something (a renderer's crash, a fatal error) are added to its report.
+# Known noise of a machine without a desktop session is left out.
+CHROMIUM_LOG_NOISE = ("dbus/", "unexpected operator", "<launching>", "<launched>", "gracefully close")
+
+
+@contextmanager
+def chromium_log(path: Path) -> Iterator[None]:
+    """Playwright's driver, started inside, writes the browser's stderr to path (DEBUG_FILE)."""
+    saved = {name: os.environ.get(name) for name in ("DEBUG", "DEBUG_FILE")}
+    os.environ["DEBUG"] = "pw:browser"
+    os.environ["DEBUG_FILE"] = str(path)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def chromium_log_excerpt(path: Path, limit: int = 60) -> str:
+    """The log's lines that are not known noise (the last `limit` of them)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    useful = [line for line in lines if not any(noise in line for noise in CHROMIUM_LOG_NOISE)]
+    return "\n".join(useful[-limit:])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    log = item.module.__dict__.get("__chromium_log__") if item.module else None
+    if report.failed and isinstance(log, Path):
+        excerpt = chromium_log_excerpt(log)
+        if excerpt:
+            report.sections.append(("Chromium's log (stderr, noise left out)", excerpt))
+    return report
+
+
 # Module scope, not session: while Playwright's sync API is open, an asyncio loop counts as running
 # in this thread, and pytest-asyncio could not run the async tests of the modules collected later.
 @pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Iterator[Any]:
+def browser(
+    chromium_path: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         message = "the playwright package is missing: run `python3 build.py test`"
         pytest.fail(message)
-    with sync_playwright() as playwright:
+    log = tmp_path_factory.mktemp("chromium-log") / "stderr.log"
+    request.module.__chromium_log__ = log
+    with ExitStack() as stack:
+        with chromium_log(log):  # only the driver started here takes the setting
+            playwright = stack.enter_context(sync_playwright())
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
