@@ -193,33 +193,38 @@ This machine is a virtual machine with neighbours: its speed moves within second
 7-run medians of this workload measured 2.8-4.6 µs within one minute, 2026-12-01, load ~1), pi's
 short runs most (see their spread). So CPython and Node alternate in rounds and the ratio is the
 median of the rounds' ratios, whose spread is shown; the ratio has read 1.0-1.8 in single runs.
-A measure that does not move: under valgrind (callgrind), a delta costs ~27,300 machine
-instructions in CPython 3.11 (runs of 22,000 and of 2,000 deltas, subtracted), ~9,100 of them in
-the bytecode interpreter's loop, ~1,600 in copying and freeing the two copies' fields sets and
-~2,000 in calling pydantic's slot descriptors (`__set__` through a method wrapper, which packs its
-arguments in a tuple): what is left is spread over eight small Python frames per delta (the faux
-generator, `poll`, the two copies, two event constructors, the reducer, the listener).
+A measure that does not move: under valgrind (callgrind), a delta costs ~21,600 machine
+instructions in CPython 3.11 (runs of 22,000 and of 2,000 deltas, subtracted; ~27,300 before the
+staged copies below), ~6,900 of them in the bytecode interpreter's loop and ~1,600 in copying and
+freeing the two copies' fields sets; what is left is the objects' allocation and freeing and the
+Python frames per delta (the faux generator, `poll`, the reducer, the listener).
 
 Where the time goes (CPython; measured by removing one piece at a time, as cProfile distorts this
 workload): per delta the faux provider copies the partial message and builds a delta event, and the
-loop copies the partial again and builds a `message_update` event, as pi does (four object
-spreads). The events are plain slotted classes (`PlainEvent`, py_agent/ai/events.py; the port
-decision that made them pydantic models is relaxed: docs/port-decisions.md #8), ~0.1 µs each. The
-two copies of the partial message are pydantic models: an object, its `__dict__`, its fields set
-and its extra dict, allocated and freed per copy. They are more than half of the time (~0.8 µs for
-the loop's `shallow_copy`, ~0.65 µs for the faux provider's, made by `shallow_copier`, which reads
-the partial's slots once per reply; both write pydantic's slots directly and are tested against
-`model_copy` slot by slot in tests/core/test_fast_construct.py). The faux provider replays a reply
-as a plain generator that the stream pulls in the consumer's task (`EventStream.set_source`), and
-the agent loop takes ready events with `EventStream.poll()` instead of `async for`: a delta costs
-no event-loop round trip (as pi's microtask pacing) and no async-generator step. The reducer and a
-synchronous listener (called without creating a coroutine) take ~0.3 µs; the rest is the
-interpreter running the generator, the loop and the text growth. These changes took CPython from
-~3.1 to ~2.6 µs per delta (CPU time, A/B runs on this machine). Pyodide runs the same Python
-compiled to WebAssembly (no JIT for Python code), a few times slower than native CPython. Next
-steps if the gap matters: messages that are not pydantic models while they stream (the partial
-message as a plain object, validated once when it ends), or batching deltas for listeners that
-opt in (the chat app renders at most once per animation frame, so it would lose nothing).
+loop copies the partial again and builds a `message_update` event, as pi does (four object spreads).
+The events are plain slotted classes (`PlainEvent`, py_agent/ai/events.py; the port decision that
+made them pydantic models is relaxed: docs/port-decisions.md #8), ~0.1 µs each. The two copies of
+the partial message are pydantic models: an object, its `__dict__`, its fields set and its extra
+dict, allocated and freed per copy. They were more than half of the time, most of it in writing
+pydantic's four slots through their descriptors (`__set__`, a method wrapper that packs its
+arguments in a tuple per call). Now a copy of a message class of py_agent/ai/types.py is made as an
+instance of a *staging* subclass that stores attributes as a plain object does (the slots written by
+plain attribute stores, a specialised bytecode each), then given its real class (`__class__ =
+AssistantMessage`: the same layout); the faux provider's and the loop's per-delta copies are
+inlined, and their events made without calling the class (`object.__new__` and the slots stored):
+~5,700 fewer instructions per delta, ~17% less time (A/B, interleaved rounds). The copies are tested
+against `model_copy` slot by slot, and apart from each other, in tests/core/test_fast_construct.py.
+The faux provider replays a reply as a plain generator that the stream pulls in the consumer's task
+(`EventStream.set_source`), and the agent loop takes ready events with `EventStream.poll()` instead
+of `async for`: a delta costs no event-loop round trip (as pi's microtask pacing) and no
+async-generator step. The reducer and a synchronous listener (called without creating a coroutine)
+take ~0.3 µs; the rest is the interpreter running the generator, the loop and the text growth. These
+changes took CPython from ~3.1 to ~2.6 µs per delta (CPU time, A/B runs on this machine). Pyodide
+runs the same Python compiled to WebAssembly (no JIT for Python code), a few times slower than
+native CPython. Next steps if the gap matters: messages that are not pydantic models while they
+stream (the partial message as a plain object, validated once when it ends), or batching deltas for
+listeners that opt in (the chat app renders at most once per animation frame, so it would lose
+nothing).
 """
 
 if __name__ == "__main__":

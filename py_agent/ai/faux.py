@@ -54,8 +54,10 @@ from .types import (
     now_ms,
     role_of,
     shallow_copier,
+    staging_class,
 )
 
+_new = object.__new__
 DEFAULT_API = "faux"
 DEFAULT_PROVIDER = "faux"
 DEFAULT_MODEL_ID = "faux-1"
@@ -363,6 +365,12 @@ def _replay(
     """The events of :func:`_deltas`; with ``paced``, a :class:`_Pace` before each chunk."""
     partial = message.model_copy(update={"content": []})
     snapshot = shallow_copier(partial)  # `{...partial}`; its slots are never replaced here
+    message_class = type(partial)
+    staging: Any = staging_class(message_class)
+    partial_values = partial.__dict__
+    partial_fields_set = partial.__pydantic_fields_set__
+    extra = partial.__pydantic_extra__
+    private = partial.__pydantic_private__
     # The per-delta abort check reads the flag behind `AbortSignal.aborted` (a property costs a call).
     flag_signal = signal if type(signal) is AbortSignal else None
 
@@ -411,7 +419,21 @@ def _replay(
                 grown += chunk
                 values[field] = grown
                 del grown  # leave the block the text's only holder while suspended, as append_text does
-                yield delta(index, chunk, snapshot())
+                # delta(index, chunk, snapshot()), without the call of the class (its __init__).
+                event: Any = _new(delta)
+                event.content_index = index
+                event.delta = chunk
+                if staging is None:
+                    event.partial = snapshot()
+                else:  # snapshot(), inlined (types.shallow_copier's staged copy)
+                    copied = staging()
+                    copied.__dict__ = partial_values.copy()
+                    copied.__pydantic_fields_set__ = partial_fields_set.copy()
+                    copied.__pydantic_extra__ = None if extra is None else extra.copy() if extra else {}
+                    copied.__pydantic_private__ = None if private is None else private.copy()
+                    copied.__class__ = message_class
+                    event.partial = copied
+                yield event
             yield end(index, text, snapshot())
             continue
         call = ToolCall(id=block.id, name=block.name, arguments={})

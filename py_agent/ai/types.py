@@ -119,9 +119,7 @@ def fast_construct(cls: type[M], **values: Any) -> M:
     return model
 
 
-def shallow_copy(model: M) -> M:
-    """``{...message}``: a new model sharing the field values (the content list included)."""
-    copied = _new(type(model))
+def _copy_slots_into(copied: BaseModel, model: BaseModel) -> None:
     _set_dict(copied, model.__dict__.copy())
     _set_fields_set(copied, model.__pydantic_fields_set__.copy())
     # Never shared, not even empty: an attribute set on one copy must not appear on the other.
@@ -129,7 +127,68 @@ def shallow_copy(model: M) -> M:
     _set_extra(copied, None if extra is None else extra.copy() if extra else {})
     private = model.__pydantic_private__
     _set_private(copied, None if private is None else private.copy())
-    return copied
+
+
+# Copies of the message classes are built as an instance of a *staging* subclass that stores
+# attributes as a plain object does (object's __setattr__, not pydantic's): its four slots are then
+# written by plain attribute stores, each one specialised bytecode, where a slot descriptor's
+# ``__set__`` is a method wrapper that packs its arguments in a tuple per call. The copy is then
+# given its real class (``__class__ = cls``; allowed as the subclass adds no slot, so both have the
+# same layout), so it is what ``model_copy`` gives, slot by slot (tests/core/test_fast_construct.py).
+# Only the messages of this module get a staging subclass: making a subclass of another model (an
+# application's own) could run its class hooks (``__init_subclass__``, registries).
+_staging: dict[type[BaseModel], type[BaseModel] | None] = {}
+
+
+def _make_staging(cls: type[BaseModel]) -> type[BaseModel] | None:
+    staging: type[BaseModel] | None = None
+    if cls is AssistantMessage or cls is UserMessage or cls is ToolResultMessage:
+        namespace = {
+            "__slots__": (),
+            "__module__": __name__,
+            "__qualname__": f"_Staging{cls.__name__}",
+            "__setattr__": object.__setattr__,
+            # With both, the class's attribute store is object's own C function (not a call of a
+            # wrapper per store): CPython takes the C slot only when nothing overrides either.
+            "__delattr__": object.__delattr__,
+            # `staging()` is then object's creation alone (a cheaper call than object.__new__'s).
+            "__init__": object.__init__,
+        }
+        metaclass: Any = type(cls)
+        staging = metaclass(f"_Staging{cls.__name__}", (cls,), namespace)
+    _staging[cls] = staging
+    return staging
+
+
+def staging_class(cls: type[BaseModel]) -> type[BaseModel] | None:
+    """The staging subclass of ``cls`` (see above), or ``None`` when ``cls`` has none."""
+    try:
+        return _staging[cls]
+    except KeyError:
+        return _make_staging(cls)
+
+
+def shallow_copy(model: M) -> M:
+    """``{...message}``: a new model sharing the field values (the content list included)."""
+    cls = type(model)
+    try:
+        staging = _staging[cls]
+    except KeyError:
+        staging = _make_staging(cls)
+    if staging is None:
+        copied = _new(cls)
+        _copy_slots_into(copied, model)
+        return copied
+    staged: Any = staging()
+    staged.__dict__ = model.__dict__.copy()
+    staged.__pydantic_fields_set__ = model.__pydantic_fields_set__.copy()
+    # Never shared, not even empty: an attribute set on one copy must not appear on the other.
+    extra = model.__pydantic_extra__
+    staged.__pydantic_extra__ = None if extra is None else extra.copy() if extra else {}
+    private = model.__pydantic_private__
+    staged.__pydantic_private__ = None if private is None else private.copy()
+    staged.__class__ = cls
+    return staged  # type: ignore[no-any-return]  # (`cast` would cost a call)
 
 
 def shallow_copier(model: M) -> Callable[[], M]:
@@ -141,21 +200,36 @@ def shallow_copier(model: M) -> Callable[[], M]:
     slots themselves (``__dict__`` = ...) is not.
     """
     cls = type(model)
+    staging = staging_class(cls)
     values = model.__dict__
     fields_set = model.__pydantic_fields_set__
     extra = model.__pydantic_extra__
     private = model.__pydantic_private__
 
-    def copy() -> M:
-        copied = _new(cls)
-        _set_dict(copied, values.copy())
-        _set_fields_set(copied, fields_set.copy())
-        # Never shared, not even empty (see shallow_copy).
-        _set_extra(copied, None if extra is None else extra.copy() if extra else {})
-        _set_private(copied, None if private is None else private.copy())
-        return copied
+    if staging is None:
 
-    return copy
+        def copy() -> M:
+            copied = _new(cls)
+            _set_dict(copied, values.copy())
+            _set_fields_set(copied, fields_set.copy())
+            # Never shared, not even empty (see shallow_copy).
+            _set_extra(copied, None if extra is None else extra.copy() if extra else {})
+            _set_private(copied, None if private is None else private.copy())
+            return copied
+
+        return copy
+
+    def staged_copy() -> M:
+        staged: Any = staging()
+        staged.__dict__ = values.copy()
+        staged.__pydantic_fields_set__ = fields_set.copy()
+        # Never shared, not even empty (see shallow_copy).
+        staged.__pydantic_extra__ = None if extra is None else extra.copy() if extra else {}
+        staged.__pydantic_private__ = None if private is None else private.copy()
+        staged.__class__ = cls
+        return staged  # type: ignore[no-any-return]
+
+    return staged_copy
 
 
 def append_text(block: BaseModel, field: str, delta: str) -> None:

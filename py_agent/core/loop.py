@@ -36,6 +36,7 @@ from ..ai.types import (
     now_ms,
     role_of,
     shallow_copy,
+    staging_class,
 )
 from ..ai.validation import validate_tool_arguments
 from .types import (
@@ -197,6 +198,7 @@ def _push_to(stream: EventStream[AgentEvent, list[AgentMessage]]) -> Callable[[A
 
 
 _background: set[asyncio.Task[None]] = set()
+_new = object.__new__
 
 
 def _spawn(stream: EventStream[AgentEvent, list[AgentMessage]], run: Coroutine[Any, Any, list[AgentMessage]]) -> None:
@@ -388,6 +390,7 @@ async def _stream_assistant_response(
 
     partial: Any = None
     added_partial = False
+    staging: Any = staging_class(AssistantMessage)
     events = aiter(response)
     # An EventStream hands over the events it has ready without an await (see ``poll``).
     poll = response.poll if isinstance(response, EventStream) else None
@@ -404,9 +407,23 @@ async def _stream_assistant_response(
                 partial = event.partial
                 context.messages[-1] = partial
                 # MessageUpdateEvent(message=_shallow_copy(partial), assistant_message_event=event),
-                # without the type dispatch for the usual message.
-                copied = shallow_copy(partial) if type(partial) is AssistantMessage else _shallow_copy(partial)
-                pending = emit_update(MessageUpdateEvent(copied, event))
+                # without the calls: of the class (its __init__), and of shallow_copy for the usual
+                # message (its staged copy inlined: see py_agent/ai/types.py).
+                update = _new(MessageUpdateEvent)
+                if type(partial) is AssistantMessage and staging is not None:
+                    copied = staging()
+                    copied.__dict__ = partial.__dict__.copy()
+                    copied.__pydantic_fields_set__ = partial.__pydantic_fields_set__.copy()
+                    extra = partial.__pydantic_extra__
+                    copied.__pydantic_extra__ = None if extra is None else extra.copy() if extra else {}
+                    private = partial.__pydantic_private__
+                    copied.__pydantic_private__ = None if private is None else private.copy()
+                    copied.__class__ = AssistantMessage
+                    update.message = copied
+                else:
+                    update.message = _shallow_copy(partial)
+                update.assistant_message_event = event
+                pending = emit_update(update)
                 if pending is not None and isawaitable(pending):  # as ``emit`` does (maybe_await)
                     await pending
         elif kind == "start":

@@ -3,6 +3,7 @@ give what pydantic's own ``model_construct`` / ``model_copy`` give, field by fie
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -152,3 +153,59 @@ def test_shallow_copier_copies_the_model_as_it_is_at_each_call() -> None:
     _assert_apart(after, original)
     assert before.content == [] and before.response_model is None and before.note == "x"
     assert "response_model" not in before.model_fields_set
+
+
+def test_copies_of_an_application_model_make_no_subclass_of_it() -> None:
+    # The message classes of py_agent.ai.types are copied through a staging subclass; another
+    # model (here a subclass with a class hook) is copied without one.
+    made: list[type] = []
+
+    class Mine(AssistantMessage):
+        def __init_subclass__(cls, **kwargs: Any) -> None:
+            super().__init_subclass__(**kwargs)
+            made.append(cls)
+
+    original = Mine.model_validate(
+        {"role": "assistant", "content": [], "api": "a", "provider": "p", "model": "m", "timestamp": 0, "note": "x"}
+    )
+    for copied in (shallow_copy(original), shallow_copier(original)()):
+        assert type(copied) is Mine
+        assert slots(copied) == slots(original.model_copy())
+        _assert_apart(copied, original)
+    assert made == [] and Mine.__subclasses__() == []
+
+
+async def test_faux_partials_and_message_updates_are_model_copies() -> None:
+    # The faux provider's per-delta copy and the agent loop's (both inlined on their per-delta
+    # paths) against model_copy, slot by slot, with an extra field to copy apart.
+    from py_agent import Agent
+    from py_agent.ai.faux import register_faux_provider
+    from py_agent.core.types import MessageUpdateEvent
+
+    faux = register_faux_provider(token_size={"min": 1, "max": 1})
+    try:
+        faux.set_responses([{"content": [{"type": "text", "text": "abcdefghijkl"}], "note": "x"}])
+        agent = Agent(initial_state={"model": faux.get_model()})
+        seen: list[tuple[AssistantMessage, AssistantMessage, str]] = []
+
+        def listener(event: object) -> None:
+            if isinstance(event, MessageUpdateEvent) and event.assistant_message_event.type == "text_delta":
+                message, partial = event.message, event.assistant_message_event.partial
+                for copied in (message, partial):
+                    assert type(copied) is AssistantMessage
+                    assert copied.note == "x"
+                assert slots(message) == slots(partial.model_copy())
+                _assert_apart(message, partial)
+                seen.append((message, partial, message.content[0].text))
+
+        agent.subscribe(listener)
+        await agent.prompt("go")
+    finally:
+        faux.unregister()
+    assert [text for _, _, text in seen] == ["abcd", "abcdefgh", "abcdefghijkl"]
+    # Each delta's copies are their own objects, apart from the previous delta's.
+    for (message, partial, _), (next_message, next_partial, _) in itertools.pairwise(seen):
+        _assert_apart(next_partial, partial)
+        _assert_apart(next_message, message)
+    final = agent.state.messages[-1]
+    assert type(final) is AssistantMessage and final.note == "x"
