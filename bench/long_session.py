@@ -214,7 +214,10 @@ IntersectionObserver on the "Show earlier/later messages" buttons, which also wo
 and at most 200 in the page: what moves out of reach is removed, and the message on screen is kept
 where it is while the DOM above it changes. A page the scroll asks for is rendered in slices of
 at most ~6 ms of script, one per frame (the "pages" above count the slices); the buttons render
-a whole page. DOMPurify's configuration is parsed once, not per message. Measured and left out:
+a whole page. DOMPurify's configuration is parsed once, not per message. Each message has layout
+and style containment (web/chat.css): it is laid out and painted on its own, so a page added above
+the others moves them without updating their paint properties (a Chromium trace of the scroll:
+the pre-paint phase of the 90th-percentile frame went from 5.9 ms to 2.1 ms of CPU). Measured and left out:
 `content-visibility: auto` on the messages (those away from the view skip style, layout and
 paint), which cut the forced layout of adding a page about tenfold (13-20 ms to 1.3-1.6 ms) but
 gives messages out of view no rendered text (`innerText` is empty, and WebDriver calls them not
