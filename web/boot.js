@@ -657,6 +657,7 @@ async function firstScreen() {
 // runs: it runs after the page is parsed, by when the first screen is mostly drawn), not with the
 // page's head. Parsed meanwhile, on the renderer's background threads, it held up the delivery of
 // the first screen's own files (Chromium traces: 110-320 ms of its parse before the first screen).
+// (On a first visit, web/early-start.js preloads it at once: it comes from the network then.)
 const firstScreenOrTimeout = new Promise((resolve) => setTimeout(resolve, FIRST_SCREEN_MS));
 Promise.race([firstScreenPromise, earlyScreenPainted, firstScreenOrTimeout]).then(() => {
   const link = document.createElement("link");

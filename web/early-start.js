@@ -25,6 +25,15 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
   // first for the first screen's messages (it reads on from there when they are not enough).
   const EARLY_ENTRIES = 200;
 
+  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot.js once the first screen is drawn
+  // (parsed with the page's head, it held up the first screen's files); but at once when no service
+  // worker has the site (a first visit): it then comes from the network, beside the runtime.
+  if (!navigator.serviceWorker?.controller) {
+    const link = document.createElement("link");
+    link.rel = "modulepreload";
+    link.href = "pyodide/pyodide.asm.js";
+    document.head.append(link);
+  }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
