@@ -564,7 +564,10 @@ screen 348 ms against 503 before (medians; paired differences -149 ms, quartiles
 449 against 564 (paired -103, quartiles -217 to -26), ready 3970 against 3400 (paired +420,
 quartiles -439 to +908: the noise of that load; the steps up to Pyodide's loader unchanged); again
 at a load of 11-17 (16 each): first screen 521 against 551, painted 578 against 602 (paired -74
-and -102), ready 4911 against 4834 (paired -234). Measured and left out in that round: the service
+and -102), ready 4911 against 4834 (paired -234); and at a load of 2-5 (14 each): first screen 328
+against 401 (paired -81, quartiles -150 to -65), painted 411 against 459 (paired -52, quartiles
+-113 to -9), ready 2126 against 2287 (paired -58, quartiles -311 to +111), the records read 266 ms
+in against 366, web/early.js evaluated at 248 against 340. Measured and left out in that round: the service
 worker reading index.html from its cache beside the network's manifest.json (when the versions
 match, its answer waits for the network only): the navigation's responseStart no sooner (+2 to +7
 ms, paired medians); web/early.js importing the modules of its whole graph itself (one level of
