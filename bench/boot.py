@@ -112,6 +112,8 @@ def app_visit(context: Any, url: str, make_session: bool = False) -> dict[str, A
               early: window.__early ?? null,
               steps: window.pyAgent.timings, snapshot: window.pyAgent.boot.snapshot, from: window.pyAgent.boot.from,
               controlled: !!navigator.serviceWorker.controller,
+              marks: Object.fromEntries(performance.getEntriesByType("mark")
+                .filter((m) => m.name.startsWith("py-agent:early")).map((m) => [m.name.slice(9), m.startTime])),
             })"""
         )
         if not result["composer"]:
@@ -273,6 +275,25 @@ def painted_at(visit: dict[str, Any]) -> float:
     return float(early.get("painted", early["at"])) if early else float(visit["ready"])
 
 
+# The first screen's steps (web/early-start.js, web/early.js: performance marks "py-agent:<name>").
+EARLY_STEPS = {
+    "early-start": "web/early-start.js runs",
+    "early-db-open": "IndexedDB open",
+    "early-records": "its records read",
+    "early-module": "web/early.js evaluated",
+    "early-drawn": "drawn",
+}
+
+
+def first_screen_steps(visits: list[dict[str, Any]]) -> str:
+    parts = []
+    for key, label in EARLY_STEPS.items():
+        values = [float(v["marks"][key]) for v in visits if key in v.get("marks", {})]
+        if values:
+            parts.append(f"{label} {median(values):.0f}")
+    return ", ".join(parts)
+
+
 def steps_line(visits: list[dict[str, Any]]) -> str:
     names = {"download": "download", "compile": "start Python", "install": "install packages", "import": "import"}
     parts = [f"{label} {median([v['steps'][key] for v in visits]):.0f}" for key, label in names.items()]
@@ -299,6 +320,7 @@ def report(
     warm = median(ready["warm"])
     drawn_cold, drawn_warm = median(drawn["cold"]), median(drawn["warm"])
     painted_cold, painted_warm = (median([painted_at(v) for v in app[name]]) for name in ("cold", "warm"))
+    early_steps = first_screen_steps(app["warm"])
     before_python = sum(bool(v["early"] and v["early"]["composer"]) for visits in app.values() for v in visits)
     warm_full = sum(
         bool(v["early"] and v["early"]["sessions"] >= 1 and v["early"]["messages"] >= 2) for v in app["warm"]
@@ -349,7 +371,8 @@ def report(
         + ("met" if drawn_cold <= 500 else "not met")
         + f". Visits drawn before Python was ready: {before_python} of {sum(len(v) for v in app.values())}; "
         f"warm visits whose first screen had the session in the list and its messages: {warm_full} of "
-        f"{len(app['warm'])}.",
+        f"{len(app['warm'])}."
+        + (f" Warm, the first screen's steps (the page's marks, medians in ms): {early_steps}." if early_steps else ""),
         "",
         "Ready targets: cold at most 0.7x the bare `loadPyodide()` (Pyodide as it ships: see the notes): "
         f"{cold_ratio:.2f}x — "
@@ -515,6 +538,41 @@ got); only the navigation asks the network, so that a new build is used at once.
 the whole navigation answer takes 15-70 ms (responseStart, the worker's start included), so the
 saving is a few ms here (a real round trip on a real host), against a new build used one visit
 later.
+
+The warm first screen, step by step (the page's marks, listed above, and Chromium traces of warm
+visits at a load of 8-16): the navigation's answer from the service worker in 10-60 ms (its fetch
+handler asks the network for manifest.json, then its cache for index.html); web/early-start.js
+runs at 60-140 ms, as the parser reaches it (its own round trip through the service worker);
+IndexedDB opens 30-90 ms later; its records came 100-200 ms after that (IndexedDB's own work is
+under a millisecond: the time is the round trips, each waiting for busy threads), and web/early.js
+was evaluated 150-250 ms after its files had been compiled: each level of a module graph is handed
+on in a task queued behind the page's arriving files (its head's ~40, among them the runtime's 14
+MB, whose bodies took 30-50 ms of the page's thread before the first screen in some traces); then
+the drawing (its DOM, one style and layout of the page). What this round changed: the session's
+last entries are read beside its record (`getAllRecords`, newest first, where the browser has it:
+one round trip less; records 57 ms after the open against 136 before, medians of 12 interleaved warm
+visits each at a load of 11-13); the drawing forces no layout (it laid the page out for the scroll
+to the last message and again for the focus scrolling the composer into view: the scroll is now
+set in the frame's requestAnimationFrame, the focus does not scroll), so the frame lays it out once;
+and pyodide/pyodide.asm.js (1.2 MB) is preloaded by web/boot.js from the first screen on rather
+than from index.html's head: its parse took 110-320 ms of the renderer's background threads before
+the first screen, the threads that hand the page the service worker's answers (their time before
+the first screen 56-81 ms of CPU now, 81-102 before, in 7 traces). Pyodide's loader asks
+for it ~250 ms after the first screen (the page's mark `runtime compiling`: 1118 ms against 1146 before,
+medians). A/B, interleaved, the same machine at a load of 8-16 (24 warm visits each): first
+screen 348 ms against 503 before (medians; paired differences -149 ms, quartiles -245 to +26), painted
+449 against 564 (paired -103, quartiles -217 to -26), ready 3970 against 3400 (paired +420,
+quartiles -439 to +908: the noise of that load; the steps up to Pyodide's loader unchanged); again
+at a load of 11-17 (16 each): first screen 521 against 551, painted 578 against 602 (paired -74
+and -102), ready 4911 against 4834 (paired -234); and at a load of 2-5 (14 each): first screen 328
+against 401 (paired -81, quartiles -150 to -65), painted 411 against 459 (paired -52, quartiles
+-113 to -9), ready 2126 against 2287 (paired -58, quartiles -311 to +111), the records read 266 ms
+in against 366, web/early.js evaluated at 248 against 340. Measured and left out in that round: the service
+worker reading index.html from its cache beside the network's manifest.json (when the versions
+match, its answer waits for the network only): the navigation's responseStart no sooner (+2 to +7
+ms, paired medians); web/early.js importing the modules of its whole graph itself (one level of
+the graph instead of two): web/early.js evaluated no sooner (229 against 238 ms after
+web/early-start.js ran, medians of 16).
 """
 
 

@@ -3,6 +3,7 @@
 // module script only when its scheduling of module scripts comes round, which can be well after
 // the module has arrived; a dynamic import runs it once it and its imports are here (which can
 // still be late: the browser handles the arriving files of the page's head first, see below).
+performance.mark("py-agent:early-start");
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
 
 // Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/early.js
@@ -24,6 +25,15 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
   // first for the first screen's messages (it reads on from there when they are not enough).
   const EARLY_ENTRIES = 200;
 
+  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot.js once the first screen is drawn
+  // (parsed with the page's head, it held up the first screen's files); but at once when no service
+  // worker has the site (a first visit): it then comes from the network, beside the runtime.
+  if (!navigator.serviceWorker?.controller) {
+    const link = document.createElement("link");
+    link.rel = "modulepreload";
+    link.href = "pyodide/pyodide.asm.js";
+    document.head.append(link);
+  }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
@@ -34,7 +44,10 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
       return;
     }
     request.onupgradeneeded = () => request.transaction.abort();
-    request.onsuccess = () => resolve(request.result);
+    request.onsuccess = () => {
+      performance.mark("py-agent:early-db-open");
+      resolve(request.result);
+    };
     request.onerror = (event) => {
       event.preventDefault();
       resolve(null);
@@ -61,21 +74,40 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
         const count = sessions.count();
         count.onsuccess = () => (read.count = count.result);
         if (id !== null) {
+          const entryStore = tx.objectStore("entries");
           const record = sessions.get(id);
-          record.onsuccess = () => {
-            const total = record.result?.meta?.entryCount;
-            const lower = Math.max(0, (Number.isInteger(total) ? total : 0) - EARLY_ENTRIES);
-            read.session = { id, record: record.result ?? null, lower, entries: null };
-            if (!record.result) return;
-            const entries = tx.objectStore("entries").getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true));
-            entries.onsuccess = () => (read.session.entries = entries.result);
-          };
+          if (typeof entryStore.getAllRecords === "function") {
+            // The last entries read beside the record, newest first (not after it, from where its
+            // count says they start): one round trip to IndexedDB less before the first screen.
+            const last = entryStore.getAllRecords({ query: IDBKeyRange.bound([id, -Infinity], [id, Infinity]), count: EARLY_ENTRIES, direction: "prev" });
+            record.onsuccess = () => {
+              read.session = { id, record: record.result ?? null, lower: 0, entries: null };
+            };
+            last.onsuccess = () => {
+              if (!read.session?.record) return;
+              const entries = last.result.map((r) => r.value).reverse();
+              read.session.lower = entries.length ? entries[0].seq : 0;
+              read.session.entries = entries;
+            };
+          } else {
+            record.onsuccess = () => {
+              const total = record.result?.meta?.entryCount;
+              const lower = Math.max(0, (Number.isInteger(total) ? total : 0) - EARLY_ENTRIES);
+              read.session = { id, record: record.result ?? null, lower, entries: null };
+              if (!record.result) return;
+              const entries = entryStore.getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true));
+              entries.onsuccess = () => (read.session.entries = entries.result);
+            };
+          }
         }
       } catch {
         resolve(null); // another schema (web/idb.js upgrades it): web/early.js reads it itself
         return;
       }
-      tx.oncomplete = () => resolve(read);
+      tx.oncomplete = () => {
+        performance.mark("py-agent:early-records");
+        resolve(read);
+      };
       tx.onabort = () => resolve(null);
       tx.onerror = (event) => event.preventDefault();
     });

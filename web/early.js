@@ -18,6 +18,7 @@ const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
 // How long the first screen waits for IndexedDB before it shows the page without its data.
 const SHELL_WAIT_MS = 200;
 
+performance.mark("py-agent:early-module");
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
 const cleanups = [];
@@ -101,6 +102,7 @@ async function draw() {
   const reading = read();
   reading.catch(() => {}); // the app reports a storage failure once Python is ready
   await parsed();
+  performance.mark("py-agent:early-parsed");
   if (failed() || early.released) return;
   const first = firstVisit();
   // Everything in one go when storage answers soon (one layout of the page, not two); the page and
@@ -109,6 +111,7 @@ async function draw() {
     ? { metas: [], preview: null }
     : await Promise.race([reading.catch(() => ({})), new Promise((resolve) => setTimeout(resolve, SHELL_WAIT_MS, null))]);
   if (failed() || early.released) return;
+  performance.mark("py-agent:early-data");
   showApp();
   if (!data) {
     focusInput();
@@ -198,9 +201,11 @@ function showApp() {
 }
 
 // The message box takes typing at once, unless the user has put the focus elsewhere meanwhile.
+// Without scrolling it into view (it is in view: the app fills the window), which would lay the
+// page out here rather than once, for the frame that shows it.
 function focusInput() {
   const active = document.activeElement;
-  if (!active || active === document.body || active === $("input")) $("input").focus();
+  if (!active || active === document.body || active === $("input")) $("input").focus({ preventScroll: true });
 }
 
 function updateSend() {
@@ -271,8 +276,23 @@ function showPreview(id, preview) {
   }
   transcript.replaceChildren(fragment);
   transcript.setAttribute("aria-busy", "true"); // as web/ui/chat.js shows a preview
-  const scroller = $("scroller");
-  scroller.scrollTop = scroller.scrollHeight;
+  scrollToEnd();
+}
+
+// To the last message, in the frame that shows them (a requestAnimationFrame callback runs before
+// that frame's layout and paint): reading scrollHeight now would lay the page out once here and
+// again for the frame, after the focus and the rest of the drawing (and again once the style
+// sheets still on their way have arrived).
+let scrollPending = false;
+function scrollToEnd() {
+  if (scrollPending) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    if (early.released) return; // web/ui/chat.js places its own rendering
+    const scroller = $("scroller");
+    scroller.scrollTop = scroller.scrollHeight;
+  });
 }
 
 function clearPreview() {

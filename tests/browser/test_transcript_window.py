@@ -69,33 +69,50 @@ def test_the_page_reads_the_last_messages_of_the_current_branch(app: App, sessio
     assert app.page.evaluate("() => window.pyAgentApp.db.recentMessages('no-such-session', 80)") is None
 
 
-# The session's record and its entries from sequence number `lower` on, read as web/early-start.js
-# reads them for the first screen; then recentMessages from them and as it reads by itself.
-FROM_RECORDS = """async ([id, back]) => {
+# The session's record and its last entries, read as web/early-start.js reads them for the first
+# screen: beside the record, its last `back` entries newest first (getAllRecords, where the browser
+# has it), or after it, from where the record's count says they start; then recentMessages from
+# them and as it reads by itself.
+FROM_RECORDS = """async ([id, back, newestFirst]) => {
   const db = window.pyAgentApp.db;
   const tx = db.db.transaction(["sessions", "entries"], "readonly");
   const get = (req) => new Promise((resolve, reject) => { req.onsuccess = () => resolve(req.result); req.onerror = reject; });
-  const record = await get(tx.objectStore("sessions").get(id));
-  const lower = Math.max(0, record.meta.entryCount - back);
-  const entries = await get(tx.objectStore("entries").getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true)));
+  const store = tx.objectStore("entries");
+  let record, lower, entries;
+  if (newestFirst) {
+    const reading = get(tx.objectStore("sessions").get(id));
+    const last = get(store.getAllRecords({ query: IDBKeyRange.bound([id, -Infinity], [id, Infinity]), count: back, direction: "prev" }));
+    record = await reading;
+    entries = (await last).map((r) => r.value).reverse();
+    lower = entries.length ? entries[0].seq : 0;
+  } else {
+    record = await get(tx.objectStore("sessions").get(id));
+    lower = Math.max(0, record.meta.entryCount - back);
+    entries = await get(store.getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true)));
+  }
   const prefetched = { id, record, lower, entries };
   return {
     read: await db.recentMessages(id, 80),
     prefetched: await db.recentMessages(id, 80, undefined, prefetched),
     other: await db.recentMessages("no-such-session", 80, undefined, { ...prefetched, id: "no-such-session", record: null }),
+    lower,
   };
 }"""
 
 
+@pytest.mark.parametrize("newest_first", [True, False])
 @pytest.mark.parametrize("back", [200, 30])
-def test_the_last_messages_read_from_records_read_ahead_are_the_same(app: App, session_id: str, back: int) -> None:
+def test_the_last_messages_read_from_records_read_ahead_are_the_same(
+    app: App, session_id: str, back: int, newest_first: bool
+) -> None:
     """From the records web/early-start.js reads as the page starts (its last 200 entries), or from
     fewer than the 80 messages need (it reads on from there)."""
-    result = app.page.evaluate(FROM_RECORDS, [session_id, back])
+    result = app.page.evaluate(FROM_RECORDS, [session_id, back, newest_first])
     assert result["prefetched"] == result["read"]
     assert len(result["prefetched"]["items"]) == 80
     assert result["prefetched"]["items"][-1]["message"]["content"][0]["text"].startswith("Answer number 599: ")
     assert result["other"] is None
+    assert result["lower"] > 0  # the session has more entries than were read ahead
 
 
 def test_a_long_session_opens_at_its_end_as_a_window(app: App, session_id: str) -> None:
