@@ -71,7 +71,9 @@ def test_tool_conversation_streams_incrementally_over_fetch(page: Any, mock: Moc
                 ],
                 "chunk_size": 4,
             },
-            {"text": text, "chunk_size": 4, "delay_ms": 60},
+            # 13 chunks ~2 s apart in all: a busy machine that starves the page for a while still
+            # sees them arrive over well more than the 300 ms asserted below.
+            {"text": text, "chunk_size": 4, "delay_ms": 150},
         ]
     )
     code = (
