@@ -352,12 +352,14 @@ def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> tuple[dic
         failure="bundling the site's packages failed",
     ):
         return None
-    shipped = []
-    for source, name in ((cached, SITE_PACKAGES_FILE), (cached_stdlib, STDLIB_FILE)):
-        shutil.copyfile(source, runtime_dir / name)
-        size, digest = source.stat().st_size, sha256_file(source)
-        shipped.append({"file": f"{runtime_dir.name}/{name}", "size": size, "sha256": digest})
-    return shipped[0], shipped[1]
+    return ship_file(cached, runtime_dir, SITE_PACKAGES_FILE), ship_file(cached_stdlib, runtime_dir, STDLIB_FILE)
+
+
+def ship_file(source: Path, runtime_dir: Path, name: str) -> dict[str, Any]:
+    """Copies a cached build output into the site's runtime folder as `name`: its manifest entry
+    ({file, size, sha256})."""
+    shutil.copyfile(source, runtime_dir / name)
+    return {"file": f"{runtime_dir.name}/{name}", "size": source.stat().st_size, "sha256": sha256_file(source)}
 
 
 def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dict[str, Any]) -> dict[str, Any] | None:
@@ -388,14 +390,8 @@ def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dic
         env={"TZ": "UTC"},
     ):
         return None
-    shutil.copyfile(cached, runtime_dir / SNAPSHOT_FILE)
     record = json.loads(cached_record.read_text(encoding="utf-8"))
-    return {
-        "file": f"{runtime_dir.name}/{SNAPSHOT_FILE}",
-        "size": cached.stat().st_size,
-        "sha256": sha256_file(cached),
-        "record": record,
-    }
+    return {**ship_file(cached, runtime_dir, SNAPSHOT_FILE), "record": record}
 
 
 def write_sandbox_lock(
