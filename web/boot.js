@@ -640,15 +640,19 @@ const earlyScreenPainted = new Promise((resolve) => {
   observer.observe(root, { attributes: true, attributeFilter: ["data-early"] });
 });
 
-async function firstScreen() {
-  mark("waiting for the first screen");
+// Settles once the first screen is painted (web/early.js's or web/app.js's), at most FIRST_SCREEN_MS from now.
+function firstScreenShown() {
   let timer;
-  await Promise.race([
+  return Promise.race([
     firstScreenPromise,
     earlyScreenPainted,
     new Promise((resolve) => (timer = setTimeout(resolve, FIRST_SCREEN_MS))),
-  ]);
-  clearTimeout(timer);
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function firstScreen() {
+  mark("waiting for the first screen");
+  await firstScreenShown();
   mark("first screen");
 }
 
@@ -658,8 +662,7 @@ async function firstScreen() {
 // page's head. Parsed meanwhile, on the renderer's background threads, it held up the delivery of
 // the first screen's own files (Chromium traces: 110-320 ms of its parse before the first screen).
 // (On a first visit, web/early-start.js preloads it at once: it comes from the network then.)
-const firstScreenOrTimeout = new Promise((resolve) => setTimeout(resolve, FIRST_SCREEN_MS));
-Promise.race([firstScreenPromise, earlyScreenPainted, firstScreenOrTimeout]).then(() => {
+firstScreenShown().then(() => {
   const link = document.createElement("link");
   link.rel = "modulepreload";
   link.href = siteUrl("pyodide/pyodide.asm.js"); // as index.html preloads pyodide/pyodide.js
