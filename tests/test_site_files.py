@@ -34,16 +34,27 @@ def test_manifest_lists_every_file_of_the_site(built_site: Path) -> None:
     assert (built_site / "sw.js").is_file()
 
 
+def node_built_file(site: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
+    """The manifest's entry `key` for a file the build makes with Node.js, and the file's bytes,
+    checked against the entry's size and sha256; None without Node.js (the manifest then says so)."""
+    info = manifest(site)
+    if shutil.which("node") is None:
+        assert info[key] is None  # without Node.js the site ships without it
+        return None
+    entry = info[key]
+    assert entry is not None, f"Node.js is there, but the site has no {key}"
+    data = (site / entry["file"]).read_bytes()
+    assert len(data) == entry["size"] and hashlib.sha256(data).hexdigest() == entry["sha256"]
+    return entry, data
+
+
 def test_site_packages_bundle_is_the_wheels_installed_and_compiled(built_site: Path) -> None:
     info = manifest(built_site)
-    if shutil.which("node") is None:
-        assert info["site_packages"] is None  # without Node.js the site ships without it
+    built = node_built_file(built_site, "site_packages")
+    if built is None:
         return
-    bundle = info["site_packages"]
-    assert bundle is not None, "Node.js is there, but the site has no site-packages.bin"
+    bundle, data = built
     assert build.SITE_PACKAGES_FILE in bundle["file"]
-    data = (built_site / bundle["file"]).read_bytes()
-    assert len(data) == bundle["size"] and hashlib.sha256(data).hexdigest() == bundle["sha256"]
     raw = gzip.decompress(data)
     header, index_line, body = raw.split(b"\n", 2)
     assert header == b"py-agent-site-packages 1"
@@ -136,14 +147,11 @@ def test_the_shipped_memory_snapshot_is_named_with_its_size_sha256_and_record(bu
     hosts' file size limits, named in manifest.json with its size, sha256 and the record the page
     checks it against (web/snapshot.js)."""
     info = manifest(built_site)
-    if shutil.which("node") is None:
-        assert info["snapshot"] is None  # without Node.js the site ships without it
+    built = node_built_file(built_site, "snapshot")
+    if built is None:
         return
-    shipped = info["snapshot"]
-    assert shipped is not None, "Node.js is there, but the site has no memory snapshot"
+    shipped, data = built
     assert shipped["file"] == f"pyodide/{build.SNAPSHOT_FILE}"
-    data = (built_site / shipped["file"]).read_bytes()
-    assert len(data) == shipped["size"] and hashlib.sha256(data).hexdigest() == shipped["sha256"]
     assert len(data) < 20e6  # static hosts cap files at 25 MB (some lower)
     body = gzip.decompress(data)
     record = shipped["record"]
