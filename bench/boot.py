@@ -13,7 +13,10 @@ is left to finish what it does after ready (the service worker caches the site, 
 snapshot is written: ``data-offline="ready"``), as between a user's two visits. A third visit
 with ``?no-snapshot`` shows what the memory snapshot saves. ``site-unshipped/`` is the same site
 without the memory snapshot shipped with it (manifest.json's "snapshot" left out, as a site built
-before it): its cold and warm visits, in a profile of their own, show what the shipped one saves.
+before it): its cold and warm visits, in a profile of their own, show what the shipped one saves. ``floor/``
+is the least a page restoring Python from a memory snapshot takes here: Pyodide alone, with the
+site's standard library, whose first visit keeps a snapshot of that interpreter in Cache Storage
+and whose two later visits restore it (the snapshot read while the runtime compiles, as the app's).
 
 "Ready" for the app is when a message can be sent: ``<html data-app="ready">`` (set by web/app.js
 once the session list, the model and the composer are set up), with the composer enabled; for the
@@ -65,6 +68,58 @@ BARE_STDLIB_JS = BARE_JS.replace(
     "await loadPyodide({ indexURL });",
     'await loadPyodide({ indexURL, stdLibURL: new URL("../site/%s", import.meta.url).href });',
 )
+# The least a page that restores Python from a memory snapshot takes here: Pyodide alone (no
+# packages, no app, no first screen), with the site's standard library; its first visit makes a
+# snapshot of that interpreter and keeps it in Cache Storage, and later visits restore it, its 31 MB
+# read while the runtime compiles and instantiates (as the app reads its own: web/snapshot.js).
+FLOOR_HTML = BARE_HTML.replace(
+    '<script type="module" src="bare.js"></script>',
+    '<link rel="preload" href="../site/pyodide/pyodide.asm.wasm" as="fetch" crossorigin>\n'
+    '  <link rel="modulepreload" href="../site/pyodide/pyodide.js">\n'
+    '  <link rel="modulepreload" href="../site/pyodide/pyodide.asm.js">\n'
+    '  <script type="module" src="bare.js"></script>',
+).replace("<title>bare loadPyodide()</title>", "<title>bare loadPyodide(), restoring a snapshot</title>")
+FLOOR_JS = """const indexURL = new URL("../site/pyodide/", import.meta.url).href;
+const stdLibURL = new URL("../site/%s", import.meta.url).href;
+const loader = import(`${indexURL}pyodide.js`);
+const cache = await caches.open("floor");
+const size = await cache.match("size");
+if (size) {
+  const bytes = new Uint8Array(Number(await size.text()));
+  const read = (async () => {
+    const reader = (await cache.match("snapshot")).body.getReader();
+    let at = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes.set(value, at);
+      at += value.length;
+    }
+  })();
+  const { loadPyodide } = await loader;
+  const { default: createPyodideModule } = await import(`${indexURL}pyodide.asm.js`);
+  const pyodide = await loadPyodide({
+    indexURL, stdLibURL, _loadSnapshot: bytes,
+    createPyodideModule: async (settings) => {
+      const module = await createPyodideModule(settings);
+      await read;
+      return module;
+    },
+  });
+  window.readyAt = performance.now();
+  window.restored = pyodide.runPython("1 + 1") === 2;
+} else {
+  const { loadPyodide } = await loader;
+  const pyodide = await loadPyodide({ indexURL, stdLibURL, _makeSnapshot: true });
+  window.readyAt = performance.now();
+  const snapshot = pyodide.makeMemorySnapshot();
+  await cache.put("snapshot", new Response(snapshot));
+  await cache.put("size", new Response(String(snapshot.length)));
+  window.restored = false;
+}
+document.documentElement.dataset.state = "ready";
+"""
+FLOOR = "bare loadPyodide() restoring a memory snapshot of itself (no packages, no app)"
 # Records when the app becomes usable (before any of the page's scripts run), and when the page
 # had drawn itself from IndexedDB before Python was ready (data-early="drawn"), with what it showed.
 APP_READY_SCRIPT = """
@@ -139,7 +194,10 @@ def bare_visit(context: Any, url: str) -> dict[str, Any]:
     try:
         page.goto(url)
         page.locator("html[data-state='ready']").wait_for(state="attached", timeout=240_000)
-        return {"ready": float(page.evaluate("() => window.readyAt"))}
+        return {
+            "ready": float(page.evaluate("() => window.readyAt")),
+            "restored": page.evaluate("() => window.restored"),
+        }
     finally:
         page.close()
 
@@ -182,6 +240,7 @@ def main() -> int:
     unshipped: dict[str, list[dict[str, Any]]] = {v: [] for v in UNSHIPPED_VISITS}
     bare: dict[str, list[float]] = {"cold": [], "warm": []}
     bare_stdlib: dict[str, list[float]] = {"cold": [], "warm": []}
+    floor: list[float] = []
     with tempfile.TemporaryDirectory(prefix="py-agent-bench-boot-") as tmp:
         root = Path(tmp)
         _browser.site_copy(root / "site")
@@ -195,6 +254,11 @@ def main() -> int:
             (root / "bare-stdlib").mkdir()
             (root / "bare-stdlib" / "index.html").write_text(BARE_HTML, encoding="utf-8")
             (root / "bare-stdlib" / "bare.js").write_text(BARE_STDLIB_JS % stdlib, encoding="utf-8")
+        (root / "floor").mkdir()
+        (root / "floor" / "index.html").write_text(FLOOR_HTML, encoding="utf-8")
+        (root / "floor" / "bare.js").write_text(
+            FLOOR_JS % (stdlib or f"pyodide/{build.STOCK_STDLIB_FILE}"), encoding="utf-8"
+        )
         server, base = _browser.serve(root)
         try:
             with sync_playwright() as playwright:
@@ -219,6 +283,11 @@ def main() -> int:
                         cold_s, warm_s = profile(playwright, [("cold", bare_visit, url), ("warm", bare_visit, url)])
                         bare_stdlib["cold"].append(cold_s["ready"])
                         bare_stdlib["warm"].append(warm_s["ready"])
+                    url = base + "floor/"
+                    visits = profile(playwright, [(name, bare_visit, url) for name in ("make", "warm", "warm")])
+                    if not all(v["restored"] for v in visits[1:]):
+                        raise RuntimeError("the bare page did not restore its snapshot")
+                    floor.extend(v["ready"] for v in visits[1:])
                     print(
                         f"run {run + 1}/{RUNS}: app drawn cold {early_at(results[0]):.0f} ms, warm "
                         f"{early_at(results[1]):.0f} ms; ready cold {results[0]['ready']:.0f} ms "
@@ -232,13 +301,16 @@ def main() -> int:
                             if bare_stdlib["cold"]
                             else ""
                         )
+                        + f"; floor warm {visits[1]['ready']:.0f}, {visits[2]['ready']:.0f} ms"
                         + f"; load {_browser.load_average():.1f}",
                         flush=True,
                     )
         finally:
             server.shutdown()
             server.server_close()
-    text = report(app, unshipped, bare, bare_stdlib, chromium_version, size, load_before, _browser.load_average())
+    text = report(
+        app, unshipped, bare, bare_stdlib, floor, chromium_version, size, load_before, _browser.load_average()
+    )
     _report.write_section("boot", text)
     print(text)
     return 0
@@ -306,6 +378,7 @@ def report(
     unshipped: dict[str, list[dict[str, Any]]],
     bare: dict[str, list[float]],
     bare_stdlib: dict[str, list[float]],
+    floor: list[float],
     chromium_version: str,
     size: int,
     load_before: float,
@@ -357,6 +430,7 @@ def report(
             if bare_stdlib["cold"]
             else []
         ),
+        f"| {FLOOR} | | {_report.summary(floor, 'ms', 0)} |",
         "",
         "Usable at once: the page draws the sessions list and the open session's transcript from IndexedDB "
         'itself, and focuses the composer, before Python is ready (`data-early="drawn"`, web/early.js); a '
@@ -381,6 +455,7 @@ def report(
         f"snapshot: {cold_shipped} of {len(app['cold'])}."
         + f" Warm at most 0.6 s: {warm / 1000:.2f} s — "
         + ("met." if warm <= 600 else "not met (see below).")
+        + f" The floor here (the last row: Pyodide alone restoring a snapshot of itself): {median(floor):.0f} ms."
         + f" Warm visits restored from the snapshot: {restored} of {len(app['warm'])}; first visits that cached "
         f"the whole site for offline use: {offline} of {len(app['cold'])}.",
         "",

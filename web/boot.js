@@ -17,7 +17,7 @@
 
 import {
   acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
-  keepShippedSnapshot, makeSnapshot, PYTHON_ENV, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  keepShippedSnapshot, makeSnapshot, PYTHON_ENV, readAhead, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -674,9 +674,11 @@ async function boot() {
   startStep("download");
   const manifest = await loadManifest();
   mark("manifest");
-  const snapshot = readSnapshot(siteVersion, siteUrl, manifest);
+  // A later visit reads the kept snapshot and the packages in a worker (read-ahead.js).
+  const ahead = readAhead(siteVersion, siteUrl, manifest);
+  const snapshot = readSnapshot(siteVersion, siteUrl, manifest, ahead);
   // The packages are fetched and unpacked while Python starts (unpack.js).
-  const unpacking = startUnpacking(manifest, siteUrl, mark);
+  const unpacking = startUnpacking(manifest, siteUrl, mark, ahead?.bundle);
   // The check runs beside the download; whichever fails first is reported, but a failure to
   // start waits for the check: a missing or damaged file explains it better.
   const check = checkRuntimeFiles(manifest);

@@ -32,7 +32,7 @@ export { afterRestore, restoreOptions } from "./snapshot.js";
 // (importlib.metadata, reading the standard library's zip) when it builds its first validator.
 export const PYTHON_ENV = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
 
-const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
+export const CACHE_PREFIX = "py-agent-site-"; // the service worker's caches: one per version of the site
 // What a page (and the snapshot) imports before the app starts: py_agent, pydantic and the app's
 // Python side (the standard library modules they need come with their bytecode: stdlibOptions).
 export const IMPORT_CODE = () => `
@@ -55,7 +55,7 @@ export function stdlibOptions(manifest, siteUrl) {
 // Run once before the snapshot is taken (snapshot-worker.js), so that a restored page has it done:
 // what the app's start (py_agent/app/controller.py) would do lazily, without its side effects: the plugin
 // modules imported (with the standard library modules they need, from the zip), the model
-// catalogue read; then the validators that py_agent's models and TypeAdapters
+// catalogue read, the demo model registered; then the validators that py_agent's models and TypeAdapters
 // build on first use (defer_build, so that a normal start does not wait for them) built. Whatever
 // fails here is left for the page to do (or report) as without a snapshot.
 export const WARM_CODE = `
@@ -76,6 +76,13 @@ def _py_agent_warm():
     try:
         from py_agent.ai import models
         models._load()
+    except Exception:
+        pass
+    try:
+        # The app's start registers the demo model again: idempotent, it then only sets its pace
+        # (17-48 ms of a warm start's first registration, in the page's timings).
+        from py_agent.app.demo import register_demo_model
+        register_demo_model()
     except Exception:
         pass
 
@@ -146,17 +153,21 @@ function snapshotsWanted() {
 /**
  * The memory snapshot kept for this version of the site (snapshot.js, findSnapshot): null when
  * there is none (or snapshots are off); {stale: reason} when it was of another build (deleted);
- * else {meta, bytes, read}, its bytes being read.
+ * else {meta, bytes, read}, its bytes being read. `ahead`: web/read-ahead.js reading it (readAhead),
+ * or null.
  */
-export async function readSnapshot(version, siteUrl, manifest) {
+export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
   if (!snapshotsWanted() || !manifest.site_packages) return null;
   let kept = null;
   if (version) {
-    try {
-      const cache = await caches.open(CACHE_PREFIX + version);
-      kept = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
-    } catch (error) {
-      kept = { stale: `the snapshot could not be read (${error?.message ?? error})` };
+    kept = ahead ? await keptAhead(ahead, version) : undefined;
+    if (kept === undefined) {
+      try {
+        const cache = await caches.open(CACHE_PREFIX + version);
+        kept = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
+      } catch (error) {
+        kept = { stale: `the snapshot could not be read (${error?.message ?? error})` };
+      }
     }
   }
   if (kept?.meta) return kept;
@@ -165,6 +176,58 @@ export async function readSnapshot(version, siteUrl, manifest) {
   if (!shipped?.meta) return kept ?? shipped;
   if (kept?.stale) shipped.keptStale = kept.stale;
   return shipped;
+}
+
+// The kept snapshot as web/read-ahead.js found it (findSnapshot's result), or undefined when the
+// worker did not read it (the page then reads it itself). Its bytes are copied into a buffer
+// given to Pyodide at once, which then does not wait for them before instantiating the runtime.
+async function keptAhead(ahead, version) {
+  const record = await ahead.snapshotRecord;
+  if (record.error || record.version !== version) return undefined;
+  if (record.none) return null;
+  if (record.stale) return { stale: record.stale };
+  const bytes = new Uint8Array(record.meta.size);
+  const read = ahead.snapshotBytes.then((read) => {
+    if (read.error) throw new Error(read.error);
+    bytes.set(read.bytes);
+  });
+  read.catch(() => {}); // reported by whoever restores it
+  return { meta: record.meta, bytes, read, source: "kept" };
+}
+
+/**
+ * On a later visit (one the service worker answers), a worker (read-ahead.js) that reads the
+ * kept snapshot and site-packages.bin off the page's thread: {snapshotRecord, snapshotBytes,
+ * bundle}, promises of its messages (each settles, with an `error` if that read did not work), for
+ * readSnapshot and startUnpacking; null when there is no such worker.
+ */
+export function readAhead(version, siteUrl, manifest) {
+  if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) return null;
+  let worker;
+  try {
+    worker = new Worker(siteUrl("read-ahead.js"), { type: "module", name: "py-agent read-ahead" });
+  } catch {
+    return null;
+  }
+  const wanted = snapshotsWanted();
+  const settle = {};
+  const kinds = ["snapshot-record", "snapshot-bytes", "bundle"];
+  const read = Object.fromEntries(kinds.map((kind) => [kind, new Promise((resolve) => (settle[kind] = resolve))]));
+  const done = (data) => {
+    if (!settle[data.kind]) return;
+    settle[data.kind](data);
+    delete settle[data.kind];
+    if (data.kind === "snapshot-record" && !data.meta) done({ kind: "snapshot-bytes", error: "no snapshot" });
+    if (!Object.keys(settle).length) worker.terminate();
+  };
+  if (!wanted) done({ kind: "snapshot-record", error: "not wanted" });
+  worker.onmessage = ({ data }) => done(data);
+  worker.onerror = (event) => {
+    event.preventDefault();
+    for (const kind of Object.keys(settle)) done({ kind, error: "the read-ahead worker failed" });
+  };
+  worker.postMessage({ manifest, version, snapshot: wanted });
+  return { snapshotRecord: read["snapshot-record"], snapshotBytes: read["snapshot-bytes"], bundle: read.bundle };
 }
 
 export async function deleteSnapshot(version, siteUrl) {
@@ -322,7 +385,7 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
   const { FS } = pyodide;
   const root = pyodide._api.sitepackages;
   const folders = new Set();
-  const write = (path, data) => {
+  const write = memfsWriter(FS, root) ?? ((path, data) => {
     const target = `${root}/${path}`;
     const folder = target.slice(0, target.lastIndexOf("/"));
     if (!folders.has(folder)) {
@@ -330,7 +393,7 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
       folders.add(folder);
     }
     FS.writeFile(target, data, { canOwn: true });
-  };
+  });
   for (const { files } of archives) {
     const written = new Set();
     for (const [path, data] of files) {
@@ -367,6 +430,52 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
   }
   for (const name of names) pyodide.loadedPackages[name] = "default channel";
   pyodide._api.importlib.invalidate_caches();
+}
+
+// Writes files under `root` as nodes of its in-memory file system (Emscripten's MEMFS), each
+// created in its folder's node, instead of FS.writeFile's walk of the whole path per file: that
+// walk (normalizing, splitting and looking up every component, then open, chmod, write, close)
+// took ~50-80 ms of the page's thread for site-packages' ~450 files at every start (Chromium
+// profiles of a warm visit). The same nodes as FS.writeFile(path, bytes, {canOwn: true}) and
+// FS.mkdirTree make (modes 0o100666 and 0o40777, the bytes owned, not copied). Null when `root`
+// is not a MEMFS folder; a path that exists already is written by FS.writeFile.
+export function memfsWriter(FS, root) {
+  const MEMFS = FS.filesystems?.MEMFS;
+  let top;
+  try {
+    top = FS.lookupPath(root).node;
+  } catch {
+    return null;
+  }
+  if (!MEMFS?.createNode || top.mount?.type !== MEMFS || !FS.isDir(top.mode)) return null;
+  const FILE = 0o100666;
+  const FOLDER = 0o40777;
+  const folders = new Map([["", top]]);
+  const encoder = new TextEncoder();
+  const folder = (path) => {
+    let node = folders.get(path);
+    if (node) return node;
+    const cut = path.lastIndexOf("/");
+    const parent = folder(cut < 0 ? "" : path.slice(0, cut));
+    const name = path.slice(cut + 1);
+    node = Object.hasOwn(parent.contents, name) ? parent.contents[name] : MEMFS.createNode(parent, name, FOLDER, 0);
+    if (!FS.isDir(node.mode)) throw new Error(`${root}/${path} is not a folder`);
+    folders.set(path, node);
+    return node;
+  };
+  return (path, data) => {
+    const cut = path.lastIndexOf("/");
+    const parent = folder(cut < 0 ? "" : path.slice(0, cut));
+    const name = path.slice(cut + 1);
+    const bytes = typeof data === "string" ? encoder.encode(data) : data;
+    if (Object.hasOwn(parent.contents, name)) {
+      FS.writeFile(`${root}/${path}`, bytes, { canOwn: true });
+      return;
+    }
+    const node = MEMFS.createNode(parent, name, FILE, 0);
+    node.contents = bytes;
+    node.usedBytes = bytes.length;
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ function base64(hexText) {
   return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
 }
 
-async function inflate(data, format) {
+export async function inflate(data, format) {
   // Written straight into the stream (a Blob's stream would go through the browser's blob store).
   const stream = new DecompressionStream(format);
   const writer = stream.writable.getWriter();
@@ -65,7 +65,7 @@ export async function unzip(bytes) {
 // What Pyodide loads as a dynamic library from a wheel (an extension module).
 export const isDynlib = (path) => /\.so(\.\d+)*$/.test(path);
 
-async function fetchChecked(url, sha256) {
+export async function fetchChecked(url, sha256) {
   const response = await fetch(url, { integrity: `sha256-${base64(sha256)}` });
   if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
   return new Uint8Array(await response.arrayBuffer());
@@ -76,7 +76,11 @@ async function fetchChecked(url, sha256) {
  * the files' bytes, gzip'd. [[path, bytes], ...] (views of its one buffer).
  */
 async function readBundle(bytes) {
-  const raw = await inflate(bytes, "gzip");
+  return bundleFiles(await inflate(bytes, "gzip"));
+}
+
+/** The files of site-packages.bin's inflated bytes `raw` (readBundle). */
+export function bundleFiles(raw) {
   const first = raw.indexOf(10);
   const second = raw.indexOf(10, first + 1);
   const decoder = new TextDecoder();
@@ -96,9 +100,10 @@ async function readBundle(bytes) {
  * entry, `files` a promise of [[path, bytes], ...] or of an error (its `status`: the HTTP status
  * when the server answered), `dynlibs` a promise of [{path, module}] (module: a promise of the
  * compiled WebAssembly.Module, or of null), and compile() says the runtime's WebAssembly is
- * compiled (libraries are compiled after it, not to slow it down).
+ * compiled (libraries are compiled after it, not to slow it down). `ahead`: a promise of what
+ * web/read-ahead.js read of site-packages.bin ({raw, sha256} or {error}), or null.
  */
-export function startUnpacking(manifest, siteUrl, mark = () => {}) {
+export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null) {
   let compile;
   const compileWhen = new Promise((resolve) => {
     compile = resolve;
@@ -106,10 +111,18 @@ export function startUnpacking(manifest, siteUrl, mark = () => {}) {
   const bundle = manifest.site_packages;
   const sources = bundle ? [bundle] : manifest.wheels;
   const archives = sources.map((source) => {
-    const files = fetchChecked(siteUrl(source.file), source.sha256).then((bytes) => {
+    const unpack = () => fetchChecked(siteUrl(source.file), source.sha256).then((bytes) => {
       mark(`${source.file} arrived`);
       return bundle ? readBundle(bytes) : unzip(bytes);
     });
+    // The bundle as web/read-ahead.js read it, if it did: else read here (meeting what went wrong).
+    const files = bundle && ahead
+      ? ahead.then((read) => {
+        if (!read.raw || read.sha256 !== source.sha256) return unpack();
+        mark(`${source.file} read ahead`);
+        return bundleFiles(read.raw);
+      })
+      : unpack();
     files.then(() => mark(`${source.file} unpacked`), () => {});
     const dynlibs = files.then((list) =>
       list.filter(([path]) => isDynlib(path)).map(([path, data]) => {

@@ -9,6 +9,7 @@ Each test serves its own copy of the site, so that it can change the files or st
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -345,3 +346,137 @@ def test_a_snapshot_that_does_not_match_means_a_normal_start(browser: Any, site:
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()
+
+
+# Replaces the service worker's copy of web/read-ahead.js with a script that fails as it starts.
+BREAK_READ_AHEAD = """async () => {
+  for (const name of (await caches.keys()).filter((k) => k.startsWith("py-agent-site-"))) {
+    const cache = await caches.open(name);
+    for (const request of (await cache.keys()).filter((r) => r.url.endsWith("/read-ahead.js"))) {
+      await cache.put(request, new Response('throw new Error("broken on purpose");', {
+        headers: { "content-type": "text/javascript" },
+      }));
+    }
+  }
+}"""
+
+# Every file and folder under site-packages: {path: [mode, size, sha256]} ("" for a folder's).
+SITE_PACKAGES_TREE = """() => window.pyAgent.pyodide.runPython(`
+import hashlib, json, os, site
+_root = site.getsitepackages()[0]
+_tree = {}
+for _folder, _dirs, _files in os.walk(_root):
+    for _name in _dirs + _files:
+        _path = os.path.join(_folder, _name)
+        _st = os.stat(_path)
+        _data = b"" if _name in _dirs else open(_path, "rb").read()
+        _tree[os.path.relpath(_path, _root)] = [_st.st_mode, _st.st_size if _data else 0, hashlib.sha256(_data).hexdigest()]
+json.dumps(_tree)`)"""
+
+
+def bundle_files(folder: Path) -> dict[str, bytes]:
+    """The files in the site's site-packages.bin (web/unpack.js reads the same format)."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    raw = gzip.decompress((folder / manifest["site_packages"]["file"]).read_bytes())
+    head, listing, body = raw.split(b"\n", 2)
+    assert head == b"py-agent-site-packages 1"
+    files, at = {}, 0
+    for path, size in json.loads(listing):
+        files[path] = body[at : at + size]
+        at += size
+    return files
+
+
+def test_a_later_visit_reads_the_snapshot_and_the_packages_in_a_worker(browser: Any, site: Site) -> None:
+    """A later visit reads the kept snapshot and site-packages.bin in a worker (web/read-ahead.js),
+    restores from them and writes every file of the packages as they are; with that worker broken,
+    the page reads them itself and works the same."""
+    app = open_app(browser, site.base)
+    page = app.page
+    try:
+        wait_offline_ready(page)
+        expected = bundle_files(site.folder)
+        for broken in (False, True):
+            if broken:
+                page.evaluate(BREAK_READ_AHEAD)
+            reload_ready(page)
+            boot = boot_info(page)
+            assert (boot["snapshot"], boot["from"]) == ("restored", "kept"), boot
+            marks = page.evaluate("() => window.pyAgent.marks")
+            bundle = "pyodide/site-packages.bin"
+            assert (f"{bundle} read ahead" in marks, f"{bundle} arrived" in marks) == (not broken, broken), marks
+            assert page.evaluate(PYDANTIC_CHECK) == "1 error"
+
+            tree = json.loads(page.evaluate(SITE_PACKAGES_TREE))
+            for path, data in expected.items():
+                assert tree.get(path) == [0o100666, len(data), hashlib.sha256(data).hexdigest()], path
+            folders = {str(Path(p).parent) for p in expected} - {"."}
+            for folder in folders:
+                assert tree.get(folder, [None])[0] == 0o40777, folder
+            # A module that no start imports, from the files written at this start.
+            imported = page.evaluate("""() => window.pyAgent.pyodide.runPython(`
+import importlib, sys
+_name = "annotated_types.test_cases"
+_before = _name in sys.modules
+[_before, any(True for _ in importlib.import_module(_name).cases())]`).toJs()""")
+            assert imported == [False, True]
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
+
+
+# The files web/fastboot.js's memfsWriter writes and those FS.writeFile and FS.mkdirTree write (what
+# Pyodide's own install does) for the same paths, read back by Python: the same tree.
+WRITERS = """async () => {
+  const { memfsWriter } = await import(new URL("fastboot.js", document.baseURI).href);
+  const { FS } = window.pyAgent.pyodide;
+  const files = [
+    ["a.py", new TextEncoder().encode("A = 1\\n")],
+    ["pkg/__init__.py", new Uint8Array(0)],
+    ["pkg/sub/deep/mod.py", new TextEncoder().encode("X = 'deep'\\n")],
+    ["pkg/sub/data.bin", new Uint8Array([0, 1, 2, 255])],
+    ["pkg-1.0.dist-info/INSTALLER", "pyodide.loadPackage"],
+    ["a.py", new TextEncoder().encode("A = 2\\n")],  // again: replaced
+  ];
+  for (const root of ["/tmp/writer-fs", "/tmp/writer-memfs"]) {
+    FS.mkdirTree(`${root}/pkg`);  // a folder that is there already
+    FS.writeFile(`${root}/pkg/old.py`, "OLD = True\\n");
+  }
+  for (const [path, data] of files) {
+    const target = `/tmp/writer-fs/${path}`;
+    FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+    FS.writeFile(target, typeof data === "string" ? data : data.slice(), { canOwn: true });
+  }
+  const write = memfsWriter(FS, "/tmp/writer-memfs");
+  if (!write) return "no writer";
+  for (const [path, data] of files) write(path, typeof data === "string" ? data : data.slice());
+  return window.pyAgent.pyodide.runPython(`
+import json, os, sys
+def _tree(root):
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            st = os.stat(path)
+            out[os.path.relpath(path, root)] = [st.st_mode, None if name in dirs else open(path, "rb").read().hex()]
+    return out
+sys.path.insert(0, "/tmp/writer-memfs")
+import pkg.sub.deep.mod as _m
+sys.path.pop(0)
+json.dumps([_tree("/tmp/writer-fs"), _tree("/tmp/writer-memfs"), _m.X])`);
+}"""
+
+
+def test_the_packages_files_are_written_as_pyodide_writes_them(browser: Any, site: Site) -> None:
+    app = open_app(browser, site.base)
+    try:
+        result = app.page.evaluate(WRITERS)
+        assert result != "no writer"
+        by_fs, by_memfs, imported = json.loads(result)
+        assert by_memfs == by_fs
+        assert by_fs["a.py"] == [0o100666, b"A = 2\n".hex()]
+        assert by_fs["pkg/sub/deep"][0] == 0o40777
+        assert "pkg/old.py" in by_memfs
+        assert imported == "deep"
+    finally:
+        app.page.context.close()
