@@ -559,6 +559,38 @@ hashed (Pyodide itself reads the snapshot before it starts compiling). Then the 
 site-packages are written (they live outside the memory), `random` reseeded, and the app starts
 without importing or building anything.
 
+Warm, the floor: a page that does nothing but restore Pyodide from a memory snapshot of itself (the
+last row: no packages, no pydantic-core library, no first screen, no app; the site's standard
+library; its 31 MB read from Cache Storage while the runtime compiles and instantiates) is ready in
+0.43-0.65 s on this machine (medians of two runs of this benchmark, on 16 and 10 visits: 0.47 and
+0.53 s): most of the warm target by itself, before the first screen that the same target list asks
+for (~200 ms of the same thread) and the app's start. Of a warm visit of the app, Chromium profiles
+show the page's thread busy from the navigation to ready (idle for less than a tenth of that time):
+the first screen (~150-250 ms: the page's head, IndexedDB, web/early.js's drawing, style and
+layout), then Python's start: the code cache of the runtime's WebAssembly consumed (70-100 ms),
+Emscripten's instantiation and the dynamic loader's work for pydantic-core (~90-120 ms, ~260 small
+WebAssembly modules for the JavaScript functions in the function table among it), the snapshot's 38
+MB copied in and Pyodide's start after a restore (~80-130 ms), and the first run of every
+WebAssembly function the start and the app's first commands call: V8 caches only code it optimised
+(TurboFan), so each function that ran only once in earlier visits is compiled again (Liftoff) on its
+first call in each page (~2,000 functions, 100-200 ms of the page's thread in traces). The app's
+slowest command at its start, opening the session, takes 22-53 ms when run again in the same page,
+against 150-230 ms the first time. On two cores, work moved to another thread pays only when that
+core is free. What this round took off the page's thread (A/B, 15 warm visits each, interleaved,
+load 1.4-2.2: ready 1575 ms before, 1375 after, medians; boot's ready 1302 and 1106; the first
+screen 276 and 237): the kept snapshot (its 38 MB read from Cache Storage and hashed) and site-
+packages.bin (fetched and inflated: 12.5 MB) are read by a worker (web/read-ahead.js) that
+web/boot.js starts once it has manifest.json, their buffers handed over without a copy (the
+snapshot's then copied into the buffer Pyodide was given, ~10 ms); the ~450 files of site-packages
+are made nodes of Emscripten's in-memory file system directly in their folders' nodes (writing them
+took 28-55 ms, now 5-12: FS.writeFile walked each whole path); the demo model is registered in the
+snapshot's warm-up (17-48 ms of the app's start, the first time through pydantic's validation of its
+model). Measured and left out in that round: the same worker started by web/early-start.js as the
+page begins, reading manifest.json itself (ready 1656 ms against 1708 without it, but the first
+screen 359 against 295: it took the first screen's core; medians of 9 warm visits each); the worker
+handing Pyodide a promise of the snapshot instead of a buffer (Pyodide then waits for the read
+before it compiles the runtime).
+
 Warm, the gap: 1.1-1.4 s on a quiet machine (1.3-1.9 s at a load of ~4) against a target of
 0.6 s (not met). It was 0.95-1.05 s in the previous round's measurement, which is not the same: the
 warm visits now open the session the first visit made (Python reads it and builds its transcript
