@@ -190,6 +190,7 @@ async function keptAhead(ahead, version) {
   const read = ahead.snapshotBytes.then((read) => {
     if (read.error) throw new Error(read.error);
     bytes.set(read.bytes);
+    read.bytes = null; // the worker's copy goes now, not with the boot's other objects
   });
   read.catch(() => {}); // reported by whoever restores it
   return { meta: record.meta, bytes, read, source: "kept" };
