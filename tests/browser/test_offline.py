@@ -360,7 +360,7 @@ BREAK_READ_AHEAD = """async () => {
   }
 }"""
 
-# Every file and folder under site-packages: {path: [mode, size, sha256]} ("" for a folder's).
+# Every file and folder under site-packages: {path: [mode, size, sha256]} (a folder: 0 and the hash of b"").
 SITE_PACKAGES_TREE = """() => window.pyAgent.pyodide.runPython(`
 import hashlib, json, os, site
 _root = site.getsitepackages()[0]
