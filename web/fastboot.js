@@ -160,7 +160,7 @@ export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
   if (!snapshotsWanted() || !manifest.site_packages) return null;
   let kept = null;
   if (version) {
-    kept = ahead ? await keptAhead(ahead, version) : undefined;
+    kept = ahead ? await keptAhead(ahead) : undefined;
     if (kept === undefined) {
       try {
         const cache = await caches.open(CACHE_PREFIX + version);
@@ -181,11 +181,10 @@ export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
 // The kept snapshot as web/read-ahead.js found it (findSnapshot's result), or undefined when the
 // worker did not read it (the page then reads it itself). Its bytes are copied into a buffer
 // given to Pyodide at once, which then does not wait for them before instantiating the runtime.
-async function keptAhead(ahead, version) {
+async function keptAhead(ahead) {
   const record = await ahead.snapshotRecord;
-  if (record.error || record.version !== version) return undefined;
-  if (record.none) return null;
-  if (record.stale) return { stale: record.stale };
+  if (record.error) return undefined;
+  if (!record.meta) return record.stale ? { stale: record.stale } : null;
   const bytes = new Uint8Array(record.meta.size);
   const read = ahead.snapshotBytes.then((read) => {
     if (read.error) throw new Error(read.error);

@@ -171,10 +171,7 @@ def staging_class(cls: type[BaseModel]) -> type[BaseModel] | None:
 def shallow_copy(model: M) -> M:
     """``{...message}``: a new model sharing the field values (the content list included)."""
     cls = type(model)
-    try:
-        staging = _staging[cls]
-    except KeyError:
-        staging = _make_staging(cls)
+    staging = staging_class(cls)
     if staging is None:
         copied = _new(cls)
         _copy_slots_into(copied, model)
