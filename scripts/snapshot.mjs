@@ -64,7 +64,9 @@ globalThis.fetch = async (input, init = {}) => {
   return new Response(bytes, { headers: { "content-type": "application/octet-stream" } });
 };
 
-const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await import(new URL("fastboot.js", web).href);
+const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await import(
+  new URL("fastboot.js", web).href
+);
 
 // CPython's call trampoline. In a browser, the runtime instantiates a small WebAssembly module
 // (getWasmTrampolineModule in pyodide.asm.js: it calls a function with the number of arguments its
@@ -75,15 +77,75 @@ const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await
 // one of the same interface that calls through JavaScript as the runtime's fallback does: the
 // table has the slot at the same index, which a browser's own trampoline fills after a restore.
 const asmSource = readFileSync(new URL("pyodide/pyodide.asm.js", site), "utf8");
-const trampolineHex = asmSource.match(/function getWasmTrampolineModule\(\)\{return new WebAssembly\.Module\(hexStringToUTF8Array\("([0-9a-f]+)"\)/)?.[1];
-if (!trampolineHex) throw new Error("pyodide.asm.js: no getWasmTrampolineModule (another Pyodide: check this script against it)");
+const trampolineHex = asmSource.match(
+  /function getWasmTrampolineModule\(\)\{return new WebAssembly\.Module\(hexStringToUTF8Array\("([0-9a-f]+)"\)/,
+)?.[1];
+if (!trampolineHex)
+  throw new Error("pyodide.asm.js: no getWasmTrampolineModule (another Pyodide: check this script against it)");
 const JS_TRAMPOLINE = Uint8Array.of(
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-  0x01, 0x0a, 0x01, 0x60, 0x05, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0x7f, // (success, func, a, b, c) -> result
-  0x02, 0x0c, 0x01, 0x03, 0x65, 0x6e, 0x76, 0x04, 0x63, 0x61, 0x6c, 0x6c, 0x00, 0x00, // import env.call
-  0x03, 0x02, 0x01, 0x00,
-  0x07, 0x13, 0x01, 0x0f, ...new TextEncoder().encode("trampoline_call"), 0x00, 0x01,
-  0x0a, 0x10, 0x01, 0x0e, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0x20, 0x03, 0x20, 0x04, 0x10, 0x00, 0x0b, // env.call(...)
+  0x00,
+  0x61,
+  0x73,
+  0x6d,
+  0x01,
+  0x00,
+  0x00,
+  0x00,
+  0x01,
+  0x0a,
+  0x01,
+  0x60,
+  0x05,
+  0x7f,
+  0x7f,
+  0x7f,
+  0x7f,
+  0x7f,
+  0x01,
+  0x7f, // (success, func, a, b, c) -> result
+  0x02,
+  0x0c,
+  0x01,
+  0x03,
+  0x65,
+  0x6e,
+  0x76,
+  0x04,
+  0x63,
+  0x61,
+  0x6c,
+  0x6c,
+  0x00,
+  0x00, // import env.call
+  0x03,
+  0x02,
+  0x01,
+  0x00,
+  0x07,
+  0x13,
+  0x01,
+  0x0f,
+  ...new TextEncoder().encode("trampoline_call"),
+  0x00,
+  0x01,
+  0x0a,
+  0x10,
+  0x01,
+  0x0e,
+  0x00,
+  0x20,
+  0x00,
+  0x20,
+  0x01,
+  0x20,
+  0x02,
+  0x20,
+  0x03,
+  0x20,
+  0x04,
+  0x10,
+  0x00,
+  0x0b, // env.call(...)
 );
 const wasm = { Module: WebAssembly.Module, Instance: WebAssembly.Instance };
 let jsTrampoline = null;
@@ -92,7 +154,10 @@ function TrampolineModule(bytes, ...rest) {
   try {
     return new wasm.Module(bytes, ...rest);
   } catch (error) {
-    if (!ArrayBuffer.isView(bytes) || Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex") !== trampolineHex) {
+    if (
+      !ArrayBuffer.isView(bytes) ||
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex") !== trampolineHex
+    ) {
       throw error;
     }
     jsTrampoline ??= new wasm.Module(JS_TRAMPOLINE);
@@ -106,7 +171,10 @@ function TrampolineInstance(module, imports) {
   // As the runtime's JavaScript fallback (_PyEM_TrampolineCall_inner): `success` stays as set.
   return new wasm.Instance(module, { env: { call: (success, f, a, b, c) => table.get(f)(a, b, c) } });
 }
-for (const [shim, native] of [[TrampolineModule, wasm.Module], [TrampolineInstance, wasm.Instance]]) {
+for (const [shim, native] of [
+  [TrampolineModule, wasm.Module],
+  [TrampolineInstance, wasm.Instance],
+]) {
   Object.setPrototypeOf(shim, native); // its static functions (WebAssembly.Module.customSections...)
   shim.prototype = native.prototype; // instanceof
 }

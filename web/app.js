@@ -39,7 +39,8 @@ window.pyAgentApp = app;
 async function main() {
   // Storage was opened by web/early.js, as the page started: Python's start does not wait for it.
   const opening = early.opening;
-  const versionChanged = () => toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" });
+  const versionChanged = () =>
+    toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" });
   early.onVersionChange = versionChanged;
   if (early.versionChanged) versionChanged();
   const drawn = drawEarly(opening);
@@ -54,8 +55,12 @@ async function main() {
   try {
     db = await opening;
   } catch (error) {
-    if (error.name === "VersionError") fail(error.message.replace(/^VersionError: /, "The app cannot open its storage: "));
-    else fail(`Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`);
+    if (error.name === "VersionError")
+      fail(error.message.replace(/^VersionError: /, "The app cannot open its storage: "));
+    else
+      fail(
+        `Storage is not available (${error.message}). Sessions cannot be saved in this window (is it a private window?).`,
+      );
     return;
   }
   app.db = db;
@@ -167,7 +172,9 @@ function queueEarly(text) {
 }
 
 function renderEarlyQueue() {
-  ui.composer.renderQueue(earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })));
+  ui.composer.renderQueue(
+    earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })),
+  );
 }
 
 async function sendEarlyMessages() {
@@ -189,7 +196,8 @@ function tabKeyStore() {
   const PREFIX = "py-agent.key.";
   const names = () => Object.keys(sessionStorage).filter((k) => k.startsWith(PREFIX));
   return {
-    entries: () => JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
+    entries: () =>
+      JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
     set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
     remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
     clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
@@ -264,10 +272,15 @@ function buildUi() {
   } else ui.sessions = new SessionList({ root: $("#session-list"), search: $("#session-search"), ...sessionActions });
 
   $("#model-button").addEventListener("click", chooseModel);
-  $("#thinking-select").addEventListener("change", (event) => run(() => py("set_thinking", { level: event.target.value })));
+  $("#thinking-select").addEventListener("change", (event) =>
+    run(() => py("set_thinking", { level: event.target.value })),
+  );
   $("#new-chat").addEventListener("click", newChat);
   $("#open-settings").addEventListener("click", () => openSettings({ app }));
-  $("#rename-session").addEventListener("click", () => app.state?.persisted && renameSession(app.currentId, app.state.name ?? app.state.title));
+  $("#rename-session").addEventListener(
+    "click",
+    () => app.state?.persisted && renameSession(app.currentId, app.state.name ?? app.state.title),
+  );
   $("#open-sidebar").addEventListener("click", toggleSidebar);
   $("#close-sidebar").addEventListener("click", closeSidebar);
   $("#scrim").addEventListener("click", closeSidebar);
@@ -347,7 +360,10 @@ function onSessionState(state) {
   usage.hidden = !(u.input || u.output);
   usage.textContent = `↑${formatTokens(u.input)} ↓${formatTokens(u.output)}${u.cost ? ` · ${formatCost(u.cost)}` : ""}`;
   usage.title = `This session: ${u.input} input, ${u.output} output, ${u.cacheRead} cache-read, ${u.cacheWrite} cache-write tokens; ${formatCost(u.cost)}`;
-  usage.setAttribute("aria-label", `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`);
+  usage.setAttribute(
+    "aria-label",
+    `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`,
+  );
   updateModel(state.model, state);
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
@@ -371,7 +387,10 @@ function updateModel(model, state) {
   if (!model) return;
   const button = $("#model-button");
   button.replaceChildren(
-    h("span", { class: `model-dot ${model.demo ? "demo" : model.requiresKey && !model.hasKey ? "nokey" : ""}`, "aria-hidden": "true" }),
+    h("span", {
+      class: `model-dot ${model.demo ? "demo" : model.requiresKey && !model.hasKey ? "nokey" : ""}`,
+      "aria-hidden": "true",
+    }),
     h("span", { class: "model-label", text: model.name }),
     icon("chevron", "icon chev-down"),
   );
@@ -380,7 +399,14 @@ function updateModel(model, state) {
   button.disabled = Boolean(state?.streaming);
   const select = $("#thinking-select");
   const levels = state?.thinkingLevels ?? model.thinkingLevels ?? ["off"];
-  const names = { off: "Thinking off", minimal: "Minimal thinking", low: "Low thinking", medium: "Medium thinking", high: "High thinking", xhigh: "Extra-high thinking" };
+  const names = {
+    off: "Thinking off",
+    minimal: "Minimal thinking",
+    low: "Low thinking",
+    medium: "Medium thinking",
+    high: "High thinking",
+    xhigh: "Extra-high thinking",
+  };
   select.replaceChildren(...levels.map((l) => h("option", { value: l, text: names[l] ?? l })));
   select.value = state?.thinkingLevel ?? "off";
   select.disabled = Boolean(state?.streaming);
@@ -434,7 +460,11 @@ async function previewSession(id, { paint = true } = {}) {
 }
 
 function lostLock(id) {
-  return py("lock_state", { session_id: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." });
+  return py("lock_state", {
+    session_id: id,
+    held: false,
+    reason: "This session was opened for editing in another tab, so it is read-only here.",
+  });
 }
 
 async function acquireLock(id) {
@@ -445,7 +475,12 @@ async function acquireLock(id) {
 async function takeOver(id) {
   const got = await lockSession(id, {
     steal: true,
-    onLost: () => py("lock_state", { session_id: id, held: false, reason: "This session was opened for editing in another tab, so it is read-only here." }),
+    onLost: () =>
+      py("lock_state", {
+        session_id: id,
+        held: false,
+        reason: "This session was opened for editing in another tab, so it is read-only here.",
+      }),
   });
   await py("lock_state", { session_id: id, held: got });
   if (got) {
@@ -471,10 +506,11 @@ async function onPersisted(p) {
 function newChat() {
   closeSidebar();
   if (location.hash === "#/" || location.hash === "") {
-    if (app.state?.persisted) run(async () => {
-      await py("new_session");
-      releaseSession();
-    });
+    if (app.state?.persisted)
+      run(async () => {
+        await py("new_session");
+        releaseSession();
+      });
   } else location.hash = "#/";
   ui.composer.focus();
 }
@@ -528,7 +564,10 @@ async function submit(text, mode, streaming) {
 
 async function onKeyRejected(p) {
   const request = await py("key_request", { provider: p.provider });
-  const saved = await askForKey(request, { reason: `${request.label} rejected the key: ${friendlyError(p.error)}`, confirmLabel: "Save" });
+  const saved = await askForKey(request, {
+    reason: `${request.label} rejected the key: ${friendlyError(p.error)}`,
+    confirmLabel: "Save",
+  });
   if (saved) toast("The new key is saved. Press Retry to send again.", "info");
 }
 
@@ -579,11 +618,14 @@ async function renameSession(id, current) {
 }
 
 async function deleteSession(id, title) {
-  const ok = await confirmDialog(`“${title || "Untitled"}” and all its messages are deleted from this browser. Export it first if you want to keep a copy.`, {
-    title: "Delete session?",
-    confirmLabel: "Delete",
-    danger: true,
-  });
+  const ok = await confirmDialog(
+    `“${title || "Untitled"}” and all its messages are deleted from this browser. Export it first if you want to keep a copy.`,
+    {
+      title: "Delete session?",
+      confirmLabel: "Delete",
+      danger: true,
+    },
+  );
   if (!ok) return;
   const result = await run(() => py("delete_session", { id }));
   if (result?.wasCurrent) {
@@ -618,7 +660,8 @@ async function importFile(event) {
   const result = await run(() => py("import_session", { text }));
   if (!result) return;
   for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
-  if (result.warnings.length > 3) toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
+  if (result.warnings.length > 3)
+    toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
   toast(`Imported “${result.title || "Untitled"}”.`, "info");
   location.hash = `#/s/${encodeURIComponent(result.sessionId)}`;
 }
@@ -634,7 +677,12 @@ function buildSessionMenu() {
   ];
   menu.replaceChildren(
     ...items.map(([label, iconName, action], i) => {
-      const b = h("button", { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" }, icon(iconName), label);
+      const b = h(
+        "button",
+        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" },
+        icon(iconName),
+        label,
+      );
       b.addEventListener("click", () => {
         close();
         action();
@@ -677,7 +725,8 @@ function buildSessionMenu() {
 // The session's workspace in the side panel (also opened by a tool card's file chips).
 async function openFiles() {
   const reply = await run(() => py("panel_message", { panel: "workspace", data: { type: "open" } }));
-  if (reply && (!reply.handled || reply.result === false)) toast("This chat has no workspace: turn on the workspace tools in Settings → Tools.", "info");
+  if (reply && (!reply.handled || reply.result === false))
+    toast("This chat has no workspace: turn on the workspace tools in Settings → Tools.", "info");
 }
 
 async function editSystemPrompt() {
@@ -687,7 +736,14 @@ async function editSystemPrompt() {
   area.value = app.state?.systemPrompt ?? "";
   const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
   const save = h("button", { type: "button", class: "btn primary", text: "Save" });
-  body.append(h("p", { class: "muted", text: "The model receives this before the conversation. It is saved with the session; a change applies from the next message." }), area, h("div", { class: "dialog-actions" }, cancel, save));
+  body.append(
+    h("p", {
+      class: "muted",
+      text: "The model receives this before the conversation. It is saved with the session; a change applies from the next message.",
+    }),
+    area,
+    h("div", { class: "dialog-actions" }, cancel, save),
+  );
   cancel.addEventListener("click", () => dialog.close("cancel"));
   save.addEventListener("click", () => dialog.close("ok"));
   const result = showModal(dialog);
@@ -777,7 +833,12 @@ const SUGGESTIONS = [
 function buildWelcome() {
   const root = $("#welcome");
   root.replaceChildren(
-    h("div", { class: "welcome-head" }, h("div", { class: "logo", "aria-hidden": "true", text: "π" }), h("h2", { id: "welcome-title", text: "Chat with any model, from this page" })),
+    h(
+      "div",
+      { class: "welcome-head" },
+      h("div", { class: "logo", "aria-hidden": "true", text: "π" }),
+      h("h2", { id: "welcome-title", text: "Chat with any model, from this page" }),
+    ),
     h(
       "p",
       { class: "welcome-lede", id: "welcome-lede" },
@@ -785,7 +846,11 @@ function buildWelcome() {
     ),
     h("h3", { class: "welcome-sub", id: "welcome-sub", text: "Pick a provider to start" }),
     h("ul", { class: "provider-cards", id: "provider-cards", "aria-label": "Providers" }),
-    h("p", { class: "muted small", id: "welcome-note", text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message." }),
+    h("p", {
+      class: "muted small",
+      id: "welcome-note",
+      text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message.",
+    }),
     h("div", { class: "suggestions", id: "suggestions", role: "group", "aria-label": "Suggestions" }),
   );
   renderProviderCards();
@@ -801,7 +866,12 @@ async function renderProviderCards() {
       const status = p.provider === "demo" ? "Offline · no key" : p.hasKey ? "Key saved" : "Needs a key";
       const button = h(
         "button",
-        { type: "button", class: `provider-card-btn ${active ? "active" : ""} ${p.provider === "demo" ? "demo" : ""}`, "aria-pressed": active ? "true" : "false", dataset: { provider: p.provider } },
+        {
+          type: "button",
+          class: `provider-card-btn ${active ? "active" : ""} ${p.provider === "demo" ? "demo" : ""}`,
+          "aria-pressed": active ? "true" : "false",
+          dataset: { provider: p.provider },
+        },
         h("span", { class: "pc-name", text: p.provider === "demo" ? "Demo" : p.label }),
         h("span", { class: "pc-model", text: p.modelName }),
         h("span", { class: `pc-status ${p.hasKey || p.provider === "demo" ? "ok" : ""}`, text: status }),
@@ -817,7 +887,13 @@ async function renderProviderCards() {
       "li",
       {},
       (() => {
-        const b = h("button", { type: "button", class: "provider-card-btn local" }, h("span", { class: "pc-name", text: "Your own server" }), h("span", { class: "pc-model", text: "Ollama, LM Studio, vLLM…" }), h("span", { class: "pc-status", text: "Set up" }));
+        const b = h(
+          "button",
+          { type: "button", class: "provider-card-btn local" },
+          h("span", { class: "pc-name", text: "Your own server" }),
+          h("span", { class: "pc-model", text: "Ollama, LM Studio, vLLM…" }),
+          h("span", { class: "pc-status", text: "Set up" }),
+        );
         b.addEventListener("click", () => openSettings({ app, tab: "providers" }));
         return b;
       })(),

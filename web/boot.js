@@ -16,8 +16,23 @@
 // boot, in milliseconds since navigation start.
 
 import {
-  acceptAnyWasmType, afterRestore, afterStart, deleteSnapshot, enableOffline, IMPORT_CODE, installPackageFiles,
-  keepShippedSnapshot, makeSnapshot, PYTHON_ENV, readAhead, readSnapshot, restoreOptions, snapshotPlan, startUnpacking, stdlibOptions, versionOf,
+  acceptAnyWasmType,
+  afterRestore,
+  afterStart,
+  deleteSnapshot,
+  enableOffline,
+  IMPORT_CODE,
+  installPackageFiles,
+  keepShippedSnapshot,
+  makeSnapshot,
+  PYTHON_ENV,
+  readAhead,
+  readSnapshot,
+  restoreOptions,
+  snapshotPlan,
+  startUnpacking,
+  stdlibOptions,
+  versionOf,
 } from "./fastboot.js";
 
 const SITE = new URL("./", import.meta.url);
@@ -154,10 +169,22 @@ async function loadManifest() {
 
 // The JavaScript MIME types a module script may have (HTML's list).
 const JS_TYPES = new Set([
-  "application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
-  "text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
-  "text/javascript1.3", "text/javascript1.4", "text/javascript1.5", "text/jscript", "text/livescript",
-  "text/x-ecmascript", "text/x-javascript",
+  "application/ecmascript",
+  "application/javascript",
+  "application/x-ecmascript",
+  "application/x-javascript",
+  "text/ecmascript",
+  "text/javascript",
+  "text/javascript1.0",
+  "text/javascript1.1",
+  "text/javascript1.2",
+  "text/javascript1.3",
+  "text/javascript1.4",
+  "text/javascript1.5",
+  "text/jscript",
+  "text/livescript",
+  "text/x-ecmascript",
+  "text/x-javascript",
 ]);
 const COMPRESSED_FILES = /\.(bin|gz|zip|whl)$/; // compressed themselves: their bytes start like that
 
@@ -180,7 +207,8 @@ function responseFault(file, response) {
     return {
       cause: "missing",
       message: `${file} is missing: the host answered 404 Not Found`,
-      hint: "A file of the site was not copied to the host: copy the whole static/ folder again, as it is " +
+      hint:
+        "A file of the site was not copied to the host: copy the whole static/ folder again, as it is " +
         "(some upload tools skip files or folders; pyodide/ holds large ones).",
     };
   }
@@ -188,7 +216,8 @@ function responseFault(file, response) {
     return {
       cause: "forbidden",
       message: `${file} is forbidden: the host answered 403 Forbidden`,
-      hint: "The server may not read that file: make the copied folder readable by it " +
+      hint:
+        "The server may not read that file: make the copied folder readable by it " +
         "(for example `chmod -R a+rX` on it) and check the host's access rules.",
     };
   }
@@ -200,7 +229,8 @@ function responseFault(file, response) {
     return {
       cause: "html-fallback",
       message: `${file}: the host sent an HTML page (text/html) in place of the file`,
-      hint: "A fallback rule answers with index.html when a file is not found (a single-page-app rewrite such as " +
+      hint:
+        "A fallback rule answers with index.html when a file is not found (a single-page-app rewrite such as " +
         "nginx `try_files $uri /index.html`, a `_redirects` or 404.html rule): the file is missing or the rule " +
         "catches it. Copy the whole static/ folder, and keep such rules away from its files.",
     };
@@ -208,7 +238,8 @@ function responseFault(file, response) {
   if (file.endsWith(".js") && !JS_TYPES.has(type)) {
     return {
       cause: "wrong-type",
-      message: `${file} was served as ${type || "a response without a type"}; a module script needs a ` +
+      message:
+        `${file} was served as ${type || "a response without a type"}; a module script needs a ` +
         "JavaScript type (text/javascript), so the browser refused it",
       hint: typeFix(extensionOf(file), "text/javascript"),
     };
@@ -218,9 +249,11 @@ function responseFault(file, response) {
 
 // The one-line fix on the common servers, for files ending in `ext` that need `type`.
 function typeFix(ext, type) {
-  return `Make the server send ${ext} files as ${type}: nginx: \`types { ${type} ${ext.slice(1)}; }\` ` +
+  return (
+    `Make the server send ${ext} files as ${type}: nginx: \`types { ${type} ${ext.slice(1)}; }\` ` +
     `beside \`include mime.types;\`; Apache: \`AddType ${type} ${ext}\`; lighttpd: ` +
-    `\`mimetype.assign += ("${ext}" => "${type}")\`; Caddy: \`header *${ext} Content-Type ${type}\`.`;
+    `\`mimetype.assign += ("${ext}" => "${type}")\`; Caddy: \`header *${ext} Content-Type ${type}\`.`
+  );
 }
 
 // The first bytes of a file as served (a GET read no further than its first chunk).
@@ -264,9 +297,11 @@ async function hostFault({ file, size }) {
     if (head[0] === 0x1f && head[1] === 0x8b) {
       return {
         cause: "compressed",
-        message: `${file} was served gzip-compressed without a Content-Encoding header ` +
+        message:
+          `${file} was served gzip-compressed without a Content-Encoding header ` +
           `(${length} bytes of gzip, expected ${size} bytes)`,
-        hint: "The host keeps the file compressed (for example uploaded gzip'd to an S3-like bucket) but does not " +
+        hint:
+          "The host keeps the file compressed (for example uploaded gzip'd to an S3-like bucket) but does not " +
           "say so: set `Content-Encoding: gzip` on it (S3: the object's metadata), or upload it uncompressed.",
       };
     }
@@ -281,9 +316,13 @@ async function hostFault({ file, size }) {
 // One BootError for the faults found: every message, each distinct hint once.
 function faultError(faults, step) {
   const hints = [...new Set(faults.map((f) => f.hint))];
-  const error = new BootError(`The host did not serve the site's files as they are: ${faults.map((f) => f.message).join("; ")}.`, {
-    step, hint: hints.join(" "),
-  });
+  const error = new BootError(
+    `The host did not serve the site's files as they are: ${faults.map((f) => f.message).join("; ")}.`,
+    {
+      step,
+      hint: hints.join(" "),
+    },
+  );
   error.faults = faults.map(({ cause, message }) => ({ cause, message }));
   return error;
 }
@@ -332,11 +371,13 @@ function catchWasmFailure(onCompiled) {
         if (name === "instantiateStreaming" || args[0]?.byteLength > 1e6) onCompiled();
         return result;
       } catch (cause) {
-        fail(new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
-          cause,
-          step: "compile", // even when the other runtime files are still arriving (it is preloaded)
-          hint: incompleteSiteHint(),
-        }));
+        fail(
+          new BootError(`pyodide.asm.wasm could not be compiled: ${cause.message}`, {
+            cause,
+            step: "compile", // even when the other runtime files are still arriving (it is preloaded)
+            hint: incompleteSiteHint(),
+          }),
+        );
         throw cause;
       }
     };
@@ -396,7 +437,10 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
   await firstScreen();
-  snapshot?.read?.then(() => mark("snapshot read"), () => {});
+  snapshot?.read?.then(
+    () => mark("snapshot read"),
+    () => {},
+  );
   if (snapshot?.stale) {
     console.info(`py-agent: ${snapshot.stale}, left out: Python starts normally`);
     window.pyAgent.boot.rejected = snapshot.stale;
@@ -421,7 +465,10 @@ async function startPython(manifest, snapshotPromise, unpacking) {
       try {
         unpacking.compile(); // pydantic-core's library, needed before the memory is restored
         const restore = await restoreOptions(
-          snapshot, siteUrl(`${manifest.index_url}pyodide.asm.js`), libraryModule(unpacking), () => mark("runtime instantiated"),
+          snapshot,
+          siteUrl(`${manifest.index_url}pyodide.asm.js`),
+          libraryModule(unpacking),
+          () => mark("runtime instantiated"),
         );
         pyodide = await Promise.race([loadPyodide({ ...options, ...restore }), wasm.failure]);
         afterRestore(pyodide, snapshot);
@@ -441,7 +488,8 @@ async function startPython(manifest, snapshotPromise, unpacking) {
       cause,
       step: "compile", // even when Resource Timing has not reported every runtime file yet
       detail: stderr.join("\n"),
-      hint: `A runtime file may be damaged (for example a truncated pyodide.asm.wasm or ${manifest.stdlib ?? "python_stdlib.zip"}). ` +
+      hint:
+        `A runtime file may be damaged (for example a truncated pyodide.asm.wasm or ${manifest.stdlib ?? "python_stdlib.zip"}). ` +
         incompleteSiteHint(),
     });
   } finally {
@@ -473,16 +521,22 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
   const { archives } = unpacking;
   let unpacked = 0;
   for (const { files } of archives) {
-    files.then(() => {
-      unpacked += 1;
-      stepProgress.install = unpacked / archives.length;
-      setStepStatus("install", "active", `${unpacked} of ${archives.length}`);
-      renderProgress();
-    }, () => {});
+    files.then(
+      () => {
+        unpacked += 1;
+        stepProgress.install = unpacked / archives.length;
+        setStepStatus("install", "active", `${unpacked} of ${archives.length}`);
+        renderProgress();
+      },
+      () => {},
+    );
   }
-  const results = await Promise.allSettled(archives.map(async ({ files, dynlibs }) => ({
-    files: await files, dynlibs: await dynlibs,
-  })));
+  const results = await Promise.allSettled(
+    archives.map(async ({ files, dynlibs }) => ({
+      files: await files,
+      dynlibs: await dynlibs,
+    })),
+  );
   mark("unpacked");
   const broken = results.map((r, i) => [archives[i].source, r.reason]).filter(([, reason]) => reason);
   if (broken.length) {
@@ -492,22 +546,32 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
     const problems = broken.map(([source, reason]) =>
       reason.status || reason.name !== "TypeError"
         ? `${source.file} could not be unpacked (${reason.message})`
-        : `${source.file} does not match its sha256 in manifest.json`);
+        : `${source.file} does not match its sha256 in manifest.json`,
+    );
     throw new BootError(`Could not install the packages: ${problems.join("; ")}`, {
       detail: broken.map(([source, reason]) => `${source.file}: ${reason.message}`).join("\n"),
       hint: incompleteSiteHint(),
     });
   }
   try {
-    await installPackageFiles(pyodide, results.map((r) => r.value), wheels.map((w) => w.name), { restored });
+    await installPackageFiles(
+      pyodide,
+      results.map((r) => r.value),
+      wheels.map((w) => w.name),
+      { restored },
+    );
   } catch (cause) {
     throw new BootError(`Could not install the packages: ${cause.message}`, {
-      cause, detail: cause.stack ?? "", hint: incompleteSiteHint(),
+      cause,
+      detail: cause.stack ?? "",
+      hint: incompleteSiteHint(),
     });
   }
   mark("installed");
   if (!manifest.site_packages) {
-    console.warn("py-agent: no site-packages.bin (a site built without Node.js): the wheels were unzipped, and imports compile the sources");
+    console.warn(
+      "py-agent: no site-packages.bin (a site built without Node.js): the wheels were unzipped, and imports compile the sources",
+    );
   }
   finishStep("install", `${wheels.length} packages`);
 }
@@ -694,7 +758,14 @@ async function boot() {
 }
 
 window.pyAgent = {
-  state: "loading", pyodide: null, manifest: null, versions: null, error: null, readyAt: null, timings, marks,
+  state: "loading",
+  pyodide: null,
+  manifest: null,
+  versions: null,
+  error: null,
+  readyAt: null,
+  timings,
+  marks,
   // How this boot went (fastboot.js): {snapshot: "restored"|"none"|"pending", then "made"|"failed";
   // from: the snapshot restored, "kept" (made after an earlier visit) or "shipped" (with the site);
   // stored: a promise, settled once the snapshot for the next visit is kept; rejected: why a kept
@@ -762,11 +833,14 @@ export const ready = boot().then(
     // The memory snapshot for the next visit (boot.snapshot: "pending", then "made" or "failed"),
     // or the shipped one this visit restored, kept as it is (its bytes are let go once kept).
     if (shippedRestored) {
-      window.pyAgent.boot.stored = settled.then(() => keepShippedSnapshot(siteVersion, siteUrl, shippedRestored)).then((status) => {
-        shippedRestored = null;
-        if (status !== "made") console.warn(`py-agent: the shipped snapshot was not kept for the next visit: ${status}`);
-        return status;
-      });
+      window.pyAgent.boot.stored = settled
+        .then(() => keepShippedSnapshot(siteVersion, siteUrl, shippedRestored))
+        .then((status) => {
+          shippedRestored = null;
+          if (status !== "made")
+            console.warn(`py-agent: the shipped snapshot was not kept for the next visit: ${status}`);
+          return status;
+        });
     } else if (window.pyAgent.boot.snapshot === "pending") {
       const { manifest } = result;
       window.pyAgent.boot.stored = settled

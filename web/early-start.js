@@ -79,7 +79,11 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
           if (typeof entryStore.getAllRecords === "function") {
             // The last entries read beside the record, newest first (not after it, from where its
             // count says they start): one round trip to IndexedDB less before the first screen.
-            const last = entryStore.getAllRecords({ query: IDBKeyRange.bound([id, -Infinity], [id, Infinity]), count: EARLY_ENTRIES, direction: "prev" });
+            const last = entryStore.getAllRecords({
+              query: IDBKeyRange.bound([id, -Infinity], [id, Infinity]),
+              count: EARLY_ENTRIES,
+              direction: "prev",
+            });
             record.onsuccess = () => {
               read.session = { id, record: record.result ?? null, lower: 0, entries: null };
             };

@@ -11,7 +11,18 @@
 
 import { adoptDatabase, openDatabase } from "./idb.js";
 import { SessionList } from "./ui/sessions.js";
-import { h, icon, iconButton, announce, copyText, formatTokens, formatCost, friendlyError, scrollRegion, collapseIfLong } from "./ui/dom.js";
+import {
+  h,
+  icon,
+  iconButton,
+  announce,
+  copyText,
+  formatTokens,
+  formatCost,
+  friendlyError,
+  scrollRegion,
+  collapseIfLong,
+} from "./ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
 const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
@@ -84,7 +95,12 @@ async function read() {
       (json) => JSON.parse(json).filter((m) => m && typeof m.id === "string" && !m.corrupt),
       () => null, // Python lists them once it is ready, and says what is wrong
     ),
-    id ? db.recentMessages(id, PREVIEW_MESSAGES, undefined, records?.session).then((preview) => (preview ? { id, preview } : null), () => null) : null,
+    id
+      ? db.recentMessages(id, PREVIEW_MESSAGES, undefined, records?.session).then(
+          (preview) => (preview ? { id, preview } : null),
+          () => null,
+        )
+      : null,
   ]);
   return { metas, preview };
 }
@@ -95,7 +111,12 @@ async function read() {
 // not wait for it: in a new browser profile, storage takes a while to answer its first request.
 function firstVisit() {
   const navigation = performance.getEntriesByType?.("navigation")?.[0];
-  return Boolean(navigator.serviceWorker) && !navigator.serviceWorker.controller && navigation?.type === "navigate" && !hashSession();
+  return (
+    Boolean(navigator.serviceWorker) &&
+    !navigator.serviceWorker.controller &&
+    navigation?.type === "navigate" &&
+    !hashSession()
+  );
 }
 
 async function draw() {
@@ -109,7 +130,10 @@ async function draw() {
   // its message box first otherwise.
   let data = first
     ? { metas: [], preview: null }
-    : await Promise.race([reading.catch(() => ({})), new Promise((resolve) => setTimeout(resolve, SHELL_WAIT_MS, null))]);
+    : await Promise.race([
+        reading.catch(() => ({})),
+        new Promise((resolve) => setTimeout(resolve, SHELL_WAIT_MS, null)),
+      ]);
   if (failed() || early.released) return;
   performance.mark("py-agent:early-data");
   showApp();
@@ -269,7 +293,9 @@ function showPreview(id, preview) {
   early.sessions?.setCurrent(id);
   const transcript = $("transcript");
   const fragment = document.createDocumentFragment();
-  const results = new Map(preview.items.filter((i) => i.message?.role === "toolResult").map((i) => [i.message.toolCallId, i.message]));
+  const results = new Map(
+    preview.items.filter((i) => i.message?.role === "toolResult").map((i) => [i.message.toolCallId, i.message]),
+  );
   for (const item of preview.items) {
     const node = renderItem(item, results);
     if (node) fragment.append(node);
@@ -324,20 +350,35 @@ function renderItem(item, results) {
     const body = h("div", { class: "user-text", text });
     const bubble = h("div", { class: "bubble" }, body);
     collapseIfLong(bubble, body, text);
-    const actions = h("div", { class: "msg-actions" }, disabled(iconButton("edit", "Edit and resend this message", { class: "small edit-msg" })), copyButton(text, "Copy message"));
+    const actions = h(
+      "div",
+      { class: "msg-actions" },
+      disabled(iconButton("edit", "Edit and resend this message", { class: "small edit-msg" })),
+      copyButton(text, "Copy message"),
+    );
     node = h("article", { class: "msg user", "aria-label": "Your message" }, bubble, actions);
   } else if (m.role === "assistant") {
     const content = Array.isArray(m.content) ? m.content : [];
-    node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" }, h("div", { class: "blocks" }, ...content.map((b) => block(b, m, results))));
+    node = h(
+      "article",
+      { class: "msg assistant", "aria-label": "Assistant's reply" },
+      h("div", { class: "blocks" }, ...content.map((b) => block(b, m, results))),
+    );
     if (m.stopReason === "error" || m.stopReason === "aborted") {
-      node.append(h("div", { class: `msg-error ${m.stopReason}` }, h("span", { class: "msg-error-text", text: errorText(m) })));
+      node.append(
+        h("div", { class: `msg-error ${m.stopReason}` }, h("span", { class: "msg-error-text", text: errorText(m) })),
+      );
     }
     node.append(foot(m));
   } else if (m.role === "toolResult" || (m.role === "custom" && m.display === false)) {
     return null;
   } else {
     const text = typeof m.content === "string" ? m.content : textOf(m) || m.summary || "";
-    node = h("article", { class: "msg note", "aria-label": "Note" }, h("div", { class: "note-text", text: String(text) }));
+    node = h(
+      "article",
+      { class: "msg note", "aria-label": "Note" },
+      h("div", { class: "note-text", text: String(text) }),
+    );
   }
   if (item.entryId) node.dataset.entryId = item.entryId;
   return node;
@@ -347,7 +388,12 @@ function renderItem(item, results) {
 function errorText(m) {
   if (m.stopReason === "aborted") {
     if (String(m.errorMessage ?? "").startsWith("Interrupted")) return m.errorMessage;
-    const content = (Array.isArray(m.content) ? m.content : []).some((b) => (b?.type === "text" && b.text?.trim()) || (b?.type === "thinking" && b.thinking?.trim()) || b?.type === "toolCall");
+    const content = (Array.isArray(m.content) ? m.content : []).some(
+      (b) =>
+        (b?.type === "text" && b.text?.trim()) ||
+        (b?.type === "thinking" && b.thinking?.trim()) ||
+        b?.type === "toolCall",
+    );
     return content ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.";
   }
   return friendlyError(m.errorMessage || "The request failed.");
@@ -371,7 +417,17 @@ function block(b, message, results) {
     return el;
   }
   if (b?.type === "thinking") {
-    const details = h("details", { class: "thinking" }, h("summary", {}, icon("chevron", "icon chev"), h("span", { class: "thinking-label", text: b.redacted ? "Thinking (redacted)" : "Thinking" })), h("div", { class: "thinking-body md" }, lightMarkdown(b.thinking ?? "")));
+    const details = h(
+      "details",
+      { class: "thinking" },
+      h(
+        "summary",
+        {},
+        icon("chevron", "icon chev"),
+        h("span", { class: "thinking-label", text: b.redacted ? "Thinking (redacted)" : "Thinking" }),
+      ),
+      h("div", { class: "thinking-body md" }, lightMarkdown(b.thinking ?? "")),
+    );
     details.hidden = !/\S/.test(b.thinking ?? "") && !b.redacted;
     return details;
   }
@@ -410,10 +466,18 @@ function foot(m) {
   const usage = m.usage ?? {};
   if (usage.input || usage.output) {
     const cost = usage.cost?.total ?? 0;
-    el.append(h("span", { class: "usage" }, `↑${formatTokens(usage.input ?? 0)} ↓${formatTokens(usage.output ?? 0)}`, cost ? ` · ${formatCost(cost)}` : ""));
+    el.append(
+      h(
+        "span",
+        { class: "usage" },
+        `↑${formatTokens(usage.input ?? 0)} ↓${formatTokens(usage.output ?? 0)}`,
+        cost ? ` · ${formatCost(cost)}` : "",
+      ),
+    );
   }
   if (m.model) el.append(h("span", { class: "model-tag", text: m.model }));
-  if (m.stopReason !== "error" && m.stopReason !== "aborted") el.append(disabled(iconButton("retry", "Regenerate this reply", { class: "small regenerate" })));
+  if (m.stopReason !== "error" && m.stopReason !== "aborted")
+    el.append(disabled(iconButton("retry", "Regenerate this reply", { class: "small regenerate" })));
   const text = textOf(m);
   if (text) el.append(copyButton(text, "Copy reply"));
   return el;
@@ -441,9 +505,21 @@ function lightMarkdown(text) {
       for (i += 1; i < lines.length && !lines[i].trimStart().startsWith(fence[1]); i += 1) code.push(lines[i]);
       const language = fence[2];
       const pre = h("pre", scrollRegion(language ? `${language} code` : "Code"), h("code", { text: code.join("\n") }));
-      const copy = h("button", { type: "button", class: "code-copy", "aria-label": "Copy code", title: "Copy code" }, icon("copy"), icon("check", "icon done"));
+      const copy = h(
+        "button",
+        { type: "button", class: "code-copy", "aria-label": "Copy code", title: "Copy code" },
+        icon("copy"),
+        icon("check", "icon done"),
+      );
       copy.addEventListener("click", () => copyText(code.join("\n"), copy));
-      fragment.append(h("div", { class: "code-block" }, h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" }), copy), pre));
+      fragment.append(
+        h(
+          "div",
+          { class: "code-block" },
+          h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" }), copy),
+          pre,
+        ),
+      );
       continue;
     }
     const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
@@ -482,7 +558,8 @@ function lightMarkdown(text) {
   return fragment;
 }
 
-const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__|\*(?=\S)([\s\S]*?\S)\*|_(?=\S)([\s\S]*?\S)_(?!\w)|\[([^\]\n]+)\]\([^)\s]*\)/g;
+const INLINE =
+  /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__|\*(?=\S)([\s\S]*?\S)\*|_(?=\S)([\s\S]*?\S)_(?!\w)|\[([^\]\n]+)\]\([^)\s]*\)/g;
 
 function inline(text) {
   const nodes = [];

@@ -120,7 +120,8 @@ export function acceptAnyWasmType(scope = globalThis) {
   const wasm = scope.WebAssembly;
   if (!wasm?.instantiateStreaming || wasm.instantiateStreaming.acceptsAnyType) return;
   const typed = (response) =>
-    !response?.ok || (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase() === "application/wasm";
+    !response?.ok ||
+    (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase() === "application/wasm";
   const { instantiateStreaming, compileStreaming } = wasm;
   wasm.instantiateStreaming = async function (source, imports) {
     const response = await source;
@@ -164,7 +165,10 @@ export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
     if (kept === undefined) {
       try {
         const cache = await caches.open(CACHE_PREFIX + version);
-        kept = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
+        kept = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), {
+          version,
+          bundleSha256: manifest.site_packages.sha256,
+        });
       } catch (error) {
         kept = { stale: `the snapshot could not be read (${error?.message ?? error})` };
       }
@@ -290,7 +294,11 @@ export function makeSnapshot(version, siteUrl, manifest) {
       done(`failed: ${event.message || "the worker did not start"}`);
     };
     worker.postMessage({
-      site: siteUrl("./"), manifest, version, cacheName: CACHE_PREFIX + version, key: siteUrl(SNAPSHOT_PATH),
+      site: siteUrl("./"),
+      manifest,
+      version,
+      cacheName: CACHE_PREFIX + version,
+      key: siteUrl(SNAPSHOT_PATH),
     });
   });
 }
@@ -365,10 +373,17 @@ export { startUnpacking };
 export async function snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version }) {
   // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
   // path instantiates them without a dlopen handle, where the loader records their bases).
-  const archives = await Promise.all(unpacking.archives.map(async ({ files, dynlibs }) => ({
-    files: await files, dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
-  })));
-  await installPackageFiles(pyodide, archives, manifest.wheels.map((w) => w.name));
+  const archives = await Promise.all(
+    unpacking.archives.map(async ({ files, dynlibs }) => ({
+      files: await files,
+      dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
+    })),
+  );
+  await installPackageFiles(
+    pyodide,
+    archives,
+    manifest.wheels.map((w) => w.name),
+  );
   pyodide.runPython(IMPORT_CODE());
   pyodide.runPython(WARM_CODE);
   return takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
@@ -385,15 +400,17 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
   const { FS } = pyodide;
   const root = pyodide._api.sitepackages;
   const folders = new Set();
-  const write = memfsWriter(FS, root) ?? ((path, data) => {
-    const target = `${root}/${path}`;
-    const folder = target.slice(0, target.lastIndexOf("/"));
-    if (!folders.has(folder)) {
-      FS.mkdirTree(folder);
-      folders.add(folder);
-    }
-    FS.writeFile(target, data, { canOwn: true });
-  });
+  const write =
+    memfsWriter(FS, root) ??
+    ((path, data) => {
+      const target = `${root}/${path}`;
+      const folder = target.slice(0, target.lastIndexOf("/"));
+      if (!folders.has(folder)) {
+        FS.mkdirTree(folder);
+        folders.add(folder);
+      }
+      FS.writeFile(target, data, { canOwn: true });
+    });
   for (const { files } of archives) {
     const written = new Set();
     for (const [path, data] of files) {
@@ -401,7 +418,9 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
       written.add(path);
     }
     // A wheel (the bundle has them already, written by loadPackage at build time).
-    for (const distInfo of new Set(files.map(([path]) => path.split("/")[0]).filter((top) => top.endsWith(".dist-info")))) {
+    for (const distInfo of new Set(
+      files.map(([path]) => path.split("/")[0]).filter((top) => top.endsWith(".dist-info")),
+    )) {
       if (!written.has(`${distInfo}/INSTALLER`)) write(`${distInfo}/INSTALLER`, "pyodide.loadPackage");
       if (!written.has(`${distInfo}/PYODIDE_SOURCE`)) write(`${distInfo}/PYODIDE_SOURCE`, "pyodide");
     }

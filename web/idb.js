@@ -76,7 +76,9 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
     req.onerror = () => {
       if (req.error?.name === "VersionError") {
         // Data of a newer app version: never touch it; the newer page (a reload) can read it.
-        const error = new Error(`VersionError: this browser holds py-agent data in a newer format than this page knows (version ${version}): reload the page to get the current app. Nothing was changed.`);
+        const error = new Error(
+          `VersionError: this browser holds py-agent data in a newer format than this page knows (version ${version}): reload the page to get the current app. Nothing was changed.`,
+        );
         error.name = "VersionError";
         reject(error);
         return;
@@ -167,7 +169,10 @@ export class Storage {
       lines: lines.join("\n"),
       count: lines.length,
       // Damaged records are skipped when read, but their places stay taken: append after them.
-      nextSeq: entries.length && Number.isInteger(entries[entries.length - 1]?.seq) ? entries[entries.length - 1].seq + 1 : lines.length,
+      nextSeq:
+        entries.length && Number.isInteger(entries[entries.length - 1]?.seq)
+          ? entries[entries.length - 1].seq + 1
+          : lines.length,
       draft: draft && typeof draft.message === "string" ? draft.message : null,
     };
   }

@@ -23,7 +23,10 @@ const failed = (kind, error) => ({ kind, error: String(error?.message ?? error) 
 
 async function snapshot(manifest, version) {
   const cache = await caches.open(CACHE_PREFIX + version);
-  const found = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), { version, bundleSha256: manifest.site_packages.sha256 });
+  const found = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), {
+    version,
+    bundleSha256: manifest.site_packages.sha256,
+  });
   self.postMessage({ kind: "snapshot-record", stale: found?.stale ?? null, meta: found?.meta ?? null });
   if (!found?.meta) return;
   try {

@@ -166,7 +166,8 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   const read = (async () => {
     await fill(bytes, response.body);
     // WebCrypto hashes a copy of the bytes on another thread.
-    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
+    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256)
+      throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
   return { meta, bytes, read, source: "kept" };
@@ -242,7 +243,9 @@ export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = (
       }
       checkBases(meta, bytes);
       if (module.wasmTable.length !== meta.tableAtStart) {
-        throw new Error(`the function table starts at ${module.wasmTable.length}, the snapshot's at ${meta.tableAtStart}`);
+        throw new Error(
+          `the function table starts at ${module.wasmTable.length}, the snapshot's at ${meta.tableAtStart}`,
+        );
       }
       meta.libraries.forEach((lib, i) => reinstantiate(module, modules[i], lib));
       return module;
@@ -258,8 +261,12 @@ function checkBases(meta, bytes) {
   if (bytes.byteLength - words[1] !== meta.heap) throw new Error("the snapshot's memory is not the recorded size");
   for (const lib of meta.libraries) {
     const at = heap + (lib.handle >> 2);
-    if (words[at + 3] !== lib.memoryBase || words[at + 4] !== lib.memorySize ||
-        words[at + 5] !== lib.tableBase || words[at + 6] !== lib.tableSize) {
+    if (
+      words[at + 3] !== lib.memoryBase ||
+      words[at + 4] !== lib.memorySize ||
+      words[at + 5] !== lib.tableBase ||
+      words[at + 6] !== lib.tableSize
+    ) {
       throw new Error(`${lib.path}: the snapshot's memory does not match its record`);
     }
   }
@@ -271,8 +278,10 @@ function reinstantiate(module, wasmModule, lib) {
   if (!wasmModule) throw new Error(`${lib.path} did not compile`);
   const metadata = module.getDylinkMetadata(wasmModule);
   if (metadata.memorySize !== lib.memorySize || metadata.tableSize !== lib.tableSize) {
-    throw new Error(`${lib.path} is not the library the snapshot was taken with ` +
-      `(memory ${metadata.memorySize}, table ${metadata.tableSize}: recorded ${lib.memorySize}, ${lib.tableSize})`);
+    throw new Error(
+      `${lib.path} is not the library the snapshot was taken with ` +
+        `(memory ${metadata.memorySize}, table ${metadata.tableSize}: recorded ${lib.memorySize}, ${lib.tableSize})`,
+    );
   }
   if (metadata.neededDynlibs.length) throw new Error(`${lib.path} needs other libraries`);
   if (module.wasmTable.length !== lib.tableBase) {
@@ -282,27 +291,35 @@ function reinstantiate(module, wasmModule, lib) {
   const main = module.LDSO.loadedLibsByName.__main__.exports;
   let exports;
   const resolve = (name) => (module.isSymbolDefined(name) ? main[name] : undefined) ?? exports?.[name];
-  const env = new Proxy({}, {
-    get(stubs, name) {
-      if (name === "__memory_base") return lib.memoryBase;
-      if (name === "__table_base") return lib.tableBase;
-      if (name in main && !main[name].stub) return main[name];
-      if (!(name in stubs)) {
-        let resolved;
-        stubs[name] = (...args) => {
-          resolved ||= resolve(name);
-          if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${name}`);
-          return resolved(...args);
-        };
-      }
-      return stubs[name];
+  const env = new Proxy(
+    {},
+    {
+      get(stubs, name) {
+        if (name === "__memory_base") return lib.memoryBase;
+        if (name === "__table_base") return lib.tableBase;
+        if (name in main && !main[name].stub) return main[name];
+        if (!(name in stubs)) {
+          let resolved;
+          stubs[name] = (...args) => {
+            resolved ||= resolve(name);
+            if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${name}`);
+            return resolved(...args);
+          };
+        }
+        return stubs[name];
+      },
     },
-  });
+  );
   const got = new Proxy(metadata.weakImports, module.GOTHandler);
   const entry = module.newDSO(lib.name, lib.handle, "loading");
   entry.refcount = Infinity;
   entry.global = lib.global;
-  const instance = new WebAssembly.Instance(wasmModule, { "GOT.mem": got, "GOT.func": got, env, wasi_snapshot_preview1: env });
+  const instance = new WebAssembly.Instance(wasmModule, {
+    "GOT.mem": got,
+    "GOT.func": got,
+    env,
+    wasi_snapshot_preview1: env,
+  });
   module.updateTableMap(lib.tableBase, metadata.tableSize);
   exports = module.relocateExports(instance.exports, lib.memoryBase);
   if ("__start_em_asm" in exports || Object.keys(exports).some((k) => k.startsWith("__em_js__"))) {
@@ -322,8 +339,11 @@ function reinstantiate(module, wasmModule, lib) {
  */
 export function afterRestore(pyodide, { meta }) {
   const module = pyodide._module;
-  if (module.freeTableIndexes?.length || module.wasmTable.length !== meta.tableLength ||
-      tableDigest(module, meta.tableAtStart) !== meta.table) {
+  if (
+    module.freeTableIndexes?.length ||
+    module.wasmTable.length !== meta.tableLength ||
+    tableDigest(module, meta.tableAtStart) !== meta.table
+  ) {
     throw new Error("the restored function table differs from the snapshot's");
   }
   Object.assign(pyodide.loadedPackages, meta.packages);

@@ -52,14 +52,16 @@ export async function unzip(bytes) {
     const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
     entries.push({ path, method, size, data: bytes.subarray(start, start + packed) });
   }
-  return Promise.all(entries.map(async ({ path, method, size, data }) => {
-    let content;
-    if (method === 0) content = data.slice();
-    else if (method === 8) content = await inflate(data, "deflate-raw");
-    else throw new Error(`${path}: unsupported zip compression method ${method}`);
-    if (content.length !== size) throw new Error(`${path}: ${content.length} bytes, expected ${size}`);
-    return [path, content];
-  }));
+  return Promise.all(
+    entries.map(async ({ path, method, size, data }) => {
+      let content;
+      if (method === 0) content = data.slice();
+      else if (method === 8) content = await inflate(data, "deflate-raw");
+      else throw new Error(`${path}: unsupported zip compression method ${method}`);
+      if (content.length !== size) throw new Error(`${path}: ${content.length} bytes, expected ${size}`);
+      return [path, content];
+    }),
+  );
 }
 
 // What Pyodide loads as a dynamic library from a wheel (an extension module).
@@ -111,24 +113,31 @@ export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null)
   const bundle = manifest.site_packages;
   const sources = bundle ? [bundle] : manifest.wheels;
   const archives = sources.map((source) => {
-    const unpack = () => fetchChecked(siteUrl(source.file), source.sha256).then((bytes) => {
-      mark(`${source.file} arrived`);
-      return bundle ? readBundle(bytes) : unzip(bytes);
-    });
+    const unpack = () =>
+      fetchChecked(siteUrl(source.file), source.sha256).then((bytes) => {
+        mark(`${source.file} arrived`);
+        return bundle ? readBundle(bytes) : unzip(bytes);
+      });
     // The bundle as web/read-ahead.js read it, if it did: else read here (meeting what went wrong).
-    const files = bundle && ahead
-      ? ahead.then((read) => {
-        if (!read.raw || read.sha256 !== source.sha256) return unpack();
-        mark(`${source.file} read ahead`);
-        return bundleFiles(read.raw);
-      })
-      : unpack();
-    files.then(() => mark(`${source.file} unpacked`), () => {});
+    const files =
+      bundle && ahead
+        ? ahead.then((read) => {
+            if (!read.raw || read.sha256 !== source.sha256) return unpack();
+            mark(`${source.file} read ahead`);
+            return bundleFiles(read.raw);
+          })
+        : unpack();
+    files.then(
+      () => mark(`${source.file} unpacked`),
+      () => {},
+    );
     const dynlibs = files.then((list) =>
-      list.filter(([path]) => isDynlib(path)).map(([path, data]) => {
-        const module = compileWhen.then(() => WebAssembly.compile(data)).catch(() => null);
-        return { path, module }; // null: Pyodide compiles the installed file
-      }),
+      list
+        .filter(([path]) => isDynlib(path))
+        .map(([path, data]) => {
+          const module = compileWhen.then(() => WebAssembly.compile(data)).catch(() => null);
+          return { path, module }; // null: Pyodide compiles the installed file
+        }),
     );
     files.catch(() => {}); // reported when the packages are installed
     dynlibs.catch(() => {});

@@ -15,7 +15,14 @@ export const LIMITS = {
   longPaste: 20_000, // pasted text longer than this is offered as a text attachment
 };
 
-const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", bmp: "image/bmp" };
+const IMAGE_TYPES = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  bmp: "image/bmp",
+};
 const DOC_TYPES = {
   pdf: ["pdf", "application/pdf"],
   docx: ["docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"],
@@ -24,9 +31,11 @@ const DOC_TYPES = {
   tsv: ["text", "text/tab-separated-values"],
 };
 const TEXT_EXTENSIONS = new Set(
-  ("txt md markdown rst json jsonl ndjson xml html htm css scss less js mjs cjs ts tsx jsx py pyi ipynb rb go rs java kt " +
+  (
+    "txt md markdown rst json jsonl ndjson xml html htm css scss less js mjs cjs ts tsx jsx py pyi ipynb rb go rs java kt " +
     "kts swift c h cc cpp hpp cs m mm php pl lua r sql sh bash zsh fish ps1 bat yml yaml toml ini cfg conf env log " +
-    "tex bib svg vue svelte dart scala clj ex exs erl hs ml fs gradle makefile dockerfile gitignore properties").split(" "),
+    "tex bib svg vue svelte dart scala clj ex exs erl hs ml fs gradle makefile dockerfile gitignore properties"
+  ).split(" "),
 );
 const REFUSED = { doc: "application/msword", ppt: "application/vnd.ms-powerpoint", xls: "application/vnd.ms-excel" };
 
@@ -160,13 +169,27 @@ export class PendingAttachment {
     let result;
     if (this.kind === "image") {
       result = await imageWorker.run(
-        { id: this.id, file: this.file, name: this.name, mimeType: this.mimeType, maxSide: LIMITS.maxSide, maxBase64: LIMITS.maxBase64 },
+        {
+          id: this.id,
+          file: this.file,
+          name: this.name,
+          mimeType: this.mimeType,
+          maxSide: LIMITS.maxSide,
+          maxBase64: LIMITS.maxBase64,
+        },
         LIMITS.timeoutMs,
         tooLong,
       );
     } else {
       result = await extractWorker.run(
-        { id: this.id, kind: this.kind, file: this.file, name: this.name, maxChars: LIMITS.maxChars, maxPages: LIMITS.maxPages },
+        {
+          id: this.id,
+          kind: this.kind,
+          file: this.file,
+          name: this.name,
+          maxChars: LIMITS.maxChars,
+          maxPages: LIMITS.maxPages,
+        },
         LIMITS.timeoutMs,
         tooLong,
       );

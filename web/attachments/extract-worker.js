@@ -90,7 +90,9 @@ async function extractPdf(bytes, name, maxPages) {
 async function extractDocx(bytes, name) {
   const lib = await mammoth();
   try {
-    const result = await lib.extractRawText({ arrayBuffer: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
+    const result = await lib.extractRawText({
+      arrayBuffer: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+    });
     return { text: result.value.replace(/\n{3,}/g, "\n\n").trim() };
   } catch (error) {
     throw new Failure(`${name} couldn't be read as Word: ${reason(error)}.`);

@@ -57,14 +57,20 @@ async function process({ file, name, mimeType, maxSide, maxBase64 }) {
   const original = new Uint8Array(await file.arrayBuffer());
   let out = { blob: file, width: originalWidth, height: originalHeight };
   let type = mimeType;
-  const keep = KEEP.has(mimeType) && Math.max(originalWidth, originalHeight) <= maxSide && base64Length(file.size) <= maxBase64;
+  const keep =
+    KEEP.has(mimeType) && Math.max(originalWidth, originalHeight) <= maxSide && base64Length(file.size) <= maxBase64;
   if (!keep) {
     out = await fit(bitmap, maxSide, maxBase64);
     if (!out) throw new Error(`${name}: couldn't be reduced below 4.5 MB.`);
     type = out.blob.type;
   }
   const tscale = Math.min(1, THUMB / Math.max(originalWidth, originalHeight));
-  const thumb = await encode(bitmap, Math.max(1, Math.round(originalWidth * tscale)), Math.max(1, Math.round(originalHeight * tscale)), "image/png");
+  const thumb = await encode(
+    bitmap,
+    Math.max(1, Math.round(originalWidth * tscale)),
+    Math.max(1, Math.round(originalHeight * tscale)),
+    "image/png",
+  );
   bitmap.close();
   const data = out.blob === file ? base64(original) : base64(new Uint8Array(await out.blob.arrayBuffer()));
   return {

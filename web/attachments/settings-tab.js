@@ -8,7 +8,15 @@ import { LIMITS } from "./attachments.js";
 
 function renderAttachments(panel, { app }) {
   const init = app.init;
-  const input = h("input", { class: "input", id: "attachment-max-mb", type: "number", min: "1", max: String(LIMITS.maxFileMb), step: "1", inputmode: "numeric" });
+  const input = h("input", {
+    class: "input",
+    id: "attachment-max-mb",
+    type: "number",
+    min: "1",
+    max: String(LIMITS.maxFileMb),
+    step: "1",
+    inputmode: "numeric",
+  });
   const current = init.settings.attachmentMaxMb;
   input.value = String(typeof current === "number" ? current : LIMITS.maxFileMb);
   const note = h("span", { class: "muted small", role: "status", id: "attachment-max-note" });

@@ -24,11 +24,14 @@ const texts = new Map();
 async function fetchText(url) {
   const key = String(url);
   if (!texts.has(key)) {
-    texts.set(key, (async () => {
-      const response = await fetch(key, { cache: "no-cache" });
-      if (!response.ok) throw new Error(`${key}: HTTP ${response.status}`);
-      return response.text();
-    })());
+    texts.set(
+      key,
+      (async () => {
+        const response = await fetch(key, { cache: "no-cache" });
+        if (!response.ok) throw new Error(`${key}: HTTP ${response.status}`);
+        return response.text();
+      })(),
+    );
   }
   try {
     return await texts.get(key);
@@ -83,16 +86,23 @@ export class SandboxFrame {
     const iframe = document.createElement("iframe");
     iframe.setAttribute("sandbox", "allow-scripts");
     iframe.setAttribute("referrerpolicy", "no-referrer");
-    iframe.setAttribute("allow", "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-read 'none'; clipboard-write 'none'");
+    iframe.setAttribute(
+      "allow",
+      "camera 'none'; microphone 'none'; geolocation 'none'; clipboard-read 'none'; clipboard-write 'none'",
+    );
     iframe.title = title;
     iframe.tabIndex = -1;
     iframe.dataset.sandbox = title;
     iframe.src = new URL(network ? "frame-net.html" : "frame.html", HERE).href;
-    iframe.addEventListener("load", () => {
-      if (this.closed) return;
-      const message = { kind: "py-agent-sandbox-init", token: this.token, source, init, transfer };
-      iframe.contentWindow.postMessage(message, "*", [channel.port2, ...transfer]);
-    }, { once: true });
+    iframe.addEventListener(
+      "load",
+      () => {
+        if (this.closed) return;
+        const message = { kind: "py-agent-sandbox-init", token: this.token, source, init, transfer };
+        iframe.contentWindow.postMessage(message, "*", [channel.port2, ...transfer]);
+      },
+      { once: true },
+    );
     this.iframe = iframe;
     frameHolder().append(iframe);
     this.window = iframe.contentWindow;
@@ -155,9 +165,12 @@ export async function runJavaScript({ code, timeoutMs = 60_000, network = false,
       resolve({ console: consoleLines, durationMs: Math.round(performance.now() - started), ...result });
     };
     const limitMessage = (ms) => `Execution timed out after ${Math.round(ms / 100) / 10} s`;
-    stopTimer = abortableTimer(signal, BOOT_TIMEOUT_MS,
+    stopTimer = abortableTimer(
+      signal,
+      BOOT_TIMEOUT_MS,
       () => finish({ ok: false, error: { name: "SandboxError", message: "The JavaScript sandbox did not start" } }),
-      () => finish({ ok: false, aborted: true }));
+      () => finish({ ok: false, aborted: true }),
+    );
     sandbox = new SandboxFrame({
       network,
       source,
@@ -169,9 +182,17 @@ export async function runJavaScript({ code, timeoutMs = 60_000, network = false,
         switch (message.type) {
           case "ready":
             stopTimer();
-            stopTimer = abortableTimer(signal, timeoutMs,
-              () => finish({ ok: false, timedOut: true, error: { name: "TimeoutError", message: limitMessage(timeoutMs) } }),
-              () => finish({ ok: false, aborted: true }));
+            stopTimer = abortableTimer(
+              signal,
+              timeoutMs,
+              () =>
+                finish({
+                  ok: false,
+                  timedOut: true,
+                  error: { name: "TimeoutError", message: limitMessage(timeoutMs) },
+                }),
+              () => finish({ ok: false, aborted: true }),
+            );
             break;
           case "console": {
             const lines = Array.isArray(message.lines) ? message.lines : [];
@@ -194,7 +215,12 @@ export async function runJavaScript({ code, timeoutMs = 60_000, network = false,
               break;
             }
             try {
-              const value = await onFs(op, path, op === "write" ? data : null, encoding === "binary" ? "binary" : "utf8");
+              const value = await onFs(
+                op,
+                path,
+                op === "write" ? data : null,
+                encoding === "binary" ? "binary" : "utf8",
+              );
               if (!settled) reply({ ok: true, value });
             } catch (error) {
               if (!settled) reply({ ok: false, error: String(error?.message ?? error) });
@@ -205,11 +231,13 @@ export async function runJavaScript({ code, timeoutMs = 60_000, network = false,
             finish({
               ok: Boolean(message.ok),
               value: typeof message.value === "string" ? message.value : null,
-              error: message.error ? {
-                name: String(message.error.name ?? "Error"),
-                message: String(message.error.message ?? ""),
-                stack: String(message.error.stack ?? ""),
-              } : null,
+              error: message.error
+                ? {
+                    name: String(message.error.name ?? "Error"),
+                    message: String(message.error.message ?? ""),
+                    stack: String(message.error.stack ?? ""),
+                  }
+                : null,
               phase: message.phase === "compile" ? "compile" : "run",
             });
             break;
@@ -235,7 +263,13 @@ function siteManifest() {
   return manifestPromise;
 }
 
-const CONTENT_TYPES = { wasm: "application/wasm", json: "application/json", mjs: "text/javascript", js: "text/javascript", zip: "application/zip" };
+const CONTENT_TYPES = {
+  wasm: "application/wasm",
+  json: "application/json",
+  mjs: "text/javascript",
+  js: "text/javascript",
+  zip: "application/zip",
+};
 
 /** The python tool's interpreter: one warm one at a time, replaced after a timeout or abort. */
 export class PythonSandbox {
@@ -255,7 +289,10 @@ export class PythonSandbox {
       if (typeof file.file === "string" && file.file.startsWith(dir)) names.add(file.file.slice(dir.length));
     }
     // The standard library the page loads (with bytecode, when built; Pyodide's own otherwise).
-    const stdlib = typeof manifest.stdlib === "string" && manifest.stdlib.startsWith(dir) ? manifest.stdlib : `${dir}python_stdlib.zip`;
+    const stdlib =
+      typeof manifest.stdlib === "string" && manifest.stdlib.startsWith(dir)
+        ? manifest.stdlib
+        : `${dir}python_stdlib.zip`;
     names.add(stdlib.slice(dir.length));
     return { dir, names, lockName: lockFile.slice(dir.length), stdlibName: stdlib.slice(dir.length) };
   }
@@ -273,7 +310,10 @@ export class PythonSandbox {
       ]);
       if (interp.dead) throw new Error("The Python sandbox was stopped");
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("The Python interpreter did not start in time")), PYTHON_BOOT_TIMEOUT_MS);
+        const timer = setTimeout(
+          () => reject(new Error("The Python interpreter did not start in time")),
+          PYTHON_BOOT_TIMEOUT_MS,
+        );
         interp.fail = (message) => {
           clearTimeout(timer);
           reject(new Error(message));
@@ -367,9 +407,15 @@ export class PythonSandbox {
       return Promise.resolve({ ok: false, stale: true, output: [], changes: { files: [], deletes: [] } });
     }
     if (interp.run) {
-      return Promise.resolve({ ok: false, error: { type: "SandboxError", message: "Another Python run is in progress", traceback: "" }, output: [], changes: { files: [], deletes: [] } });
+      return Promise.resolve({
+        ok: false,
+        error: { type: "SandboxError", message: "Another Python run is in progress", traceback: "" },
+        output: [],
+        changes: { files: [], deletes: [] },
+      });
     }
-    if (signal?.aborted) return Promise.resolve({ ok: false, aborted: true, output: [], changes: { files: [], deletes: [] } });
+    if (signal?.aborted)
+      return Promise.resolve({ ok: false, aborted: true, output: [], changes: { files: [], deletes: [] } });
     return new Promise((resolve) => {
       const output = [];
       const id = Math.floor(Math.random() * 2 ** 31);
@@ -385,7 +431,13 @@ export class PythonSandbox {
             if (!this.interp) this._start(Boolean(network)).ready.catch(() => {});
           }, 0);
         }
-        resolve({ output, changes: { files: [], deletes: [] }, generation, durationMs: Math.round(performance.now() - started), ...result });
+        resolve({
+          output,
+          changes: { files: [], deletes: [] },
+          generation,
+          durationMs: Math.round(performance.now() - started),
+          ...result,
+        });
       };
       interp.run = {
         id,
@@ -398,15 +450,18 @@ export class PythonSandbox {
           if (clean.length) onOutput?.(clean);
         },
         onResult: (message) => {
-          const changes = message.changes && Array.isArray(message.changes.files) ? message.changes : { files: [], deletes: [] };
+          const changes =
+            message.changes && Array.isArray(message.changes.files) ? message.changes : { files: [], deletes: [] };
           finish({
             ok: Boolean(message.ok),
             value: typeof message.value === "string" ? message.value : null,
-            error: message.error ? {
-              type: String(message.error.type ?? "Error"),
-              message: String(message.error.message ?? ""),
-              traceback: String(message.error.traceback ?? ""),
-            } : null,
+            error: message.error
+              ? {
+                  type: String(message.error.type ?? "Error"),
+                  message: String(message.error.message ?? ""),
+                  traceback: String(message.error.traceback ?? ""),
+                }
+              : null,
             changes: {
               files: changes.files.filter((f) => f && typeof f.path === "string" && f.data instanceof Uint8Array),
               deletes: (changes.deletes ?? []).filter((p) => typeof p === "string"),
@@ -414,9 +469,24 @@ export class PythonSandbox {
           });
         },
       };
-      stopTimer = abortableTimer(signal, timeoutMs,
-        () => finish({ ok: false, timedOut: true, error: { type: "TimeoutError", message: `Execution timed out after ${Math.round(timeoutMs / 100) / 10} s`, traceback: "" } }, { kill: true }),
-        () => finish({ ok: false, aborted: true }, { kill: true }));
+      stopTimer = abortableTimer(
+        signal,
+        timeoutMs,
+        () =>
+          finish(
+            {
+              ok: false,
+              timedOut: true,
+              error: {
+                type: "TimeoutError",
+                message: `Execution timed out after ${Math.round(timeoutMs / 100) / 10} s`,
+                traceback: "",
+              },
+            },
+            { kill: true },
+          ),
+        () => finish({ ok: false, aborted: true }, { kill: true }),
+      );
       const transfer = [];
       for (const file of sync.files ?? []) {
         if (file.data instanceof Uint8Array) transfer.push(file.data.buffer);

@@ -44,24 +44,31 @@ self.onmessage = (first) => {
     if (typeof value === "bigint") return `${value}n`;
     if (typeof value === "symbol") return value.toString();
     if (typeof value === "function") return `[Function ${value.name || "(anonymous)"}]`;
-    if (value instanceof Error) return value.stack && value.stack.includes(value.message) ? cleanStack(value.stack) : `${value.name}: ${value.message}`;
+    if (value instanceof Error)
+      return value.stack && value.stack.includes(value.message)
+        ? cleanStack(value.stack)
+        : `${value.name}: ${value.message}`;
     try {
       const seen = new WeakSet();
-      const text = JSON.stringify(value, (key, item) => {
-        if (typeof item === "bigint") return `${item}n`;
-        if (typeof item === "function") return `[Function ${item.name || "(anonymous)"}]`;
-        if (typeof item === "symbol") return item.toString();
-        if (item === undefined) return key === "" ? item : "undefined";
-        if (item && typeof item === "object") {
-          if (seen.has(item)) return "[Circular]";
-          seen.add(item);
-          if (item instanceof Map) return Object.fromEntries(item);
-          if (item instanceof Set) return [...item];
-          if (item instanceof Error) return `${item.name}: ${item.message}`;
-          if (ArrayBuffer.isView(item) && !(item instanceof DataView)) return Array.from(item.subarray(0, 1000));
-        }
-        return item;
-      }, indent);
+      const text = JSON.stringify(
+        value,
+        (key, item) => {
+          if (typeof item === "bigint") return `${item}n`;
+          if (typeof item === "function") return `[Function ${item.name || "(anonymous)"}]`;
+          if (typeof item === "symbol") return item.toString();
+          if (item === undefined) return key === "" ? item : "undefined";
+          if (item && typeof item === "object") {
+            if (seen.has(item)) return "[Circular]";
+            seen.add(item);
+            if (item instanceof Map) return Object.fromEntries(item);
+            if (item instanceof Set) return [...item];
+            if (item instanceof Error) return `${item.name}: ${item.message}`;
+            if (ArrayBuffer.isView(item) && !(item instanceof DataView)) return Array.from(item.subarray(0, 1000));
+          }
+          return item;
+        },
+        indent,
+      );
       return text === undefined ? String(value) : text;
     } catch {
       return String(value);
@@ -106,14 +113,26 @@ self.onmessage = (first) => {
     sentBytes += text.length + 1;
     if (sentBytes > limits.consoleBytes) {
       dropped = true;
-      pending.push({ level: "warn", text: `[console output over ${limits.consoleBytes} characters: the rest was dropped]` });
+      pending.push({
+        level: "warn",
+        text: `[console output over ${limits.consoleBytes} characters: the rest was dropped]`,
+      });
     } else {
       pending.push({ level, text });
     }
     if (performance.now() - lastFlush > 50) flush();
     else if (flushTimer === null) flushTimer = setTimeout(flush, 50);
   }
-  const levels = { log: "log", info: "info", warn: "warn", error: "error", debug: "debug", trace: "debug", dir: "log", table: "log" };
+  const levels = {
+    log: "log",
+    info: "info",
+    warn: "warn",
+    error: "error",
+    debug: "debug",
+    trace: "debug",
+    dir: "log",
+    table: "log",
+  };
   for (const [method, level] of Object.entries(levels)) {
     console[method] = (...args) => emit(level, args);
   }
@@ -144,12 +163,14 @@ self.onmessage = (first) => {
   function toBytes(data) {
     if (typeof data === "string") return data;
     if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
-    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+    if (ArrayBuffer.isView(data))
+      return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
     throw new TypeError("workspace.write(path, data): data must be a string, an ArrayBuffer or a typed array");
   }
   const workspace = Object.freeze({
     /** The text of a workspace file (or its bytes, as a Uint8Array, with {encoding: "binary"}). */
-    read: (path, options = {}) => request("read", { path: String(path), encoding: options.encoding === "binary" ? "binary" : "utf8" }),
+    read: (path, options = {}) =>
+      request("read", { path: String(path), encoding: options.encoding === "binary" ? "binary" : "utf8" }),
     /** Create or replace a workspace file with a string or bytes. */
     write: async (path, data) => {
       if (data instanceof Blob) data = new Uint8Array(await data.arrayBuffer());

@@ -41,7 +41,12 @@ function inline(text) {
 }
 
 function tableRow(line) {
-  return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((cell) => cell.trim());
+  return line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/\|$/, "")
+    .split("|")
+    .map((cell) => cell.trim());
 }
 
 /** Markdown source -> an HTML fragment (escaped). */
@@ -91,7 +96,8 @@ export function markdownToHtml(source) {
       for (; i < lines.length; i++) {
         const m = lines[i].match(/^\s*([-*+]|\d+[.)])\s+(.*)$/);
         if (m && /\d/.test(m[1]) === ordered) items.push(m[2]);
-        else if (lines[i].trim() && /^\s{2,}/.test(lines[i]) && items.length) items[items.length - 1] += ` ${lines[i].trim()}`;
+        else if (lines[i].trim() && /^\s{2,}/.test(lines[i]) && items.length)
+          items[items.length - 1] += ` ${lines[i].trim()}`;
         else break;
       }
       i--;
@@ -105,7 +111,11 @@ export function markdownToHtml(source) {
       html.push(`<${tag}>${rendered.join("")}</${tag}>`);
       continue;
     }
-    if (line.includes("|") && i + 1 < lines.length && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[i + 1])) {
+    if (
+      line.includes("|") &&
+      i + 1 < lines.length &&
+      /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[i + 1])
+    ) {
       endParagraph();
       const head = tableRow(line);
       const rows = [];
@@ -113,8 +123,8 @@ export function markdownToHtml(source) {
       i--;
       html.push(
         `<table><thead><tr>${head.map((c) => `<th>${inline(c)}</th>`).join("")}</tr></thead><tbody>` +
-        rows.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("") +
-        "</tbody></table>",
+          rows.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("") +
+          "</tbody></table>",
       );
       continue;
     }

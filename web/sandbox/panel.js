@@ -43,7 +43,8 @@ registerPanel(PANEL_ID, {
   onMessage(data) {
     if (data && typeof data.sessionId === "string") {
       show(data.sessionId, typeof data.select === "string" ? data.select : null).catch((error) =>
-        console.warn("py-agent: the workspace panel could not load", error));
+        console.warn("py-agent: the workspace panel could not load", error),
+      );
     }
   },
 });

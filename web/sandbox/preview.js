@@ -17,8 +17,14 @@ import { escapeHtml, markdownToHtml } from "./markdown.js";
 
 const HERE = new URL("./", import.meta.url);
 const IMAGE_TYPES = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp",
-  bmp: "image/bmp", ico: "image/x-icon", avif: "image/avif",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  bmp: "image/bmp",
+  ico: "image/x-icon",
+  avif: "image/avif",
 };
 const MAX_TABLE_ROWS = 1000;
 const MAX_TEXT_CHARS = 2_000_000;
@@ -174,9 +180,13 @@ export function sandboxedPreviewFrame(html, title) {
     title: `Preview of ${title}`,
     src: new URL("preview.html", HERE).href,
   });
-  iframe.addEventListener("load", () => {
-    iframe.contentWindow?.postMessage({ kind: "py-agent-preview", html, title }, "*");
-  }, { once: true });
+  iframe.addEventListener(
+    "load",
+    () => {
+      iframe.contentWindow?.postMessage({ kind: "py-agent-preview", html, title }, "*");
+    },
+    { once: true },
+  );
   return iframe;
 }
 
@@ -201,8 +211,19 @@ export class WorkspacePreview {
     this.files = [];
     this.busy = false;
 
-    this.fileInput = el("input", { type: "file", multiple: "", hidden: "", onchange: () => this._picked(this.fileInput) });
-    this.folderInput = el("input", { type: "file", multiple: "", webkitdirectory: "", hidden: "", onchange: () => this._picked(this.folderInput) });
+    this.fileInput = el("input", {
+      type: "file",
+      multiple: "",
+      hidden: "",
+      onchange: () => this._picked(this.fileInput),
+    });
+    this.folderInput = el("input", {
+      type: "file",
+      multiple: "",
+      webkitdirectory: "",
+      hidden: "",
+      onchange: () => this._picked(this.folderInput),
+    });
     this.countEl = el("span", { class: "pa-count" });
     this.uploadButton = this._button("Upload files", () => this.fileInput.click());
     this.folderButton = this._button("Upload folder", () => this.folderInput.click());
@@ -217,21 +238,54 @@ export class WorkspacePreview {
     this.renameButton = this._button("Rename", () => this.showRename());
     this.deleteButton = this._button("Delete", () => this.showDelete());
     this.downloadButton = this._button("Download", () => this.downloadSelected());
-    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = true;
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton])
+      button.disabled = true;
     this.content = el("div", { class: "pa-view-content" });
-    this.dropHint = el("div", { class: "pa-drop-hint", "aria-hidden": "true", text: "Drop files or folders to add them" });
-    this.root = el("section", { class: "pa-preview", "aria-label": title },
-      el("header", { class: "pa-preview-header" },
-        el("h2", { text: title }), this.countEl,
-        el("div", { class: "pa-actions" }, this.uploadButton, this.folderButton, this.newButton, this.zipButton)),
-      this.fileInput, this.folderInput, this.status, this.errors, this.form,
-      el("div", { class: "pa-preview-body" },
+    this.dropHint = el("div", {
+      class: "pa-drop-hint",
+      "aria-hidden": "true",
+      text: "Drop files or folders to add them",
+    });
+    this.root = el(
+      "section",
+      { class: "pa-preview", "aria-label": title },
+      el(
+        "header",
+        { class: "pa-preview-header" },
+        el("h2", { text: title }),
+        this.countEl,
+        el("div", { class: "pa-actions" }, this.uploadButton, this.folderButton, this.newButton, this.zipButton),
+      ),
+      this.fileInput,
+      this.folderInput,
+      this.status,
+      this.errors,
+      this.form,
+      el(
+        "div",
+        { class: "pa-preview-body" },
         this.list,
-        el("section", { class: "pa-view", "aria-live": "polite", "aria-label": "Selected file" },
-          el("div", { class: "pa-view-header" }, this.viewTitle,
-            el("div", { class: "pa-actions" }, this.editButton, this.renameButton, this.deleteButton, this.downloadButton)),
-          this.content)),
-      this.dropHint);
+        el(
+          "section",
+          { class: "pa-view", "aria-live": "polite", "aria-label": "Selected file" },
+          el(
+            "div",
+            { class: "pa-view-header" },
+            this.viewTitle,
+            el(
+              "div",
+              { class: "pa-actions" },
+              this.editButton,
+              this.renameButton,
+              this.deleteButton,
+              this.downloadButton,
+            ),
+          ),
+          this.content,
+        ),
+      ),
+      this.dropHint,
+    );
     this._dragDepth = 0;
     this.root.addEventListener("dragenter", (event) => this._drag(event, 1));
     this.root.addEventListener("dragover", (event) => this._drag(event, 0));
@@ -248,7 +302,8 @@ export class WorkspacePreview {
 
   _changed(change) {
     // The user's own changes select what they touched themselves; a tool's writes are followed.
-    if (change.kind === "write" && change.source && !["import", "panel"].includes(change.source)) this.autoSelect = change.path;
+    if (change.kind === "write" && change.source && !["import", "panel"].includes(change.source))
+      this.autoSelect = change.path;
     if (change.kind !== "write" || change.path === this.selected) this.dirtySelection = true;
     if (this.pending) return;
     this.pending = setTimeout(() => {
@@ -264,20 +319,31 @@ export class WorkspacePreview {
     this.countEl.textContent = `${this.files.length} file${this.files.length === 1 ? "" : "s"}`;
     this.zipButton.disabled = this.files.length === 0;
     const items = this.files.map((file) => {
-      const button = el("button", { type: "button", class: "pa-file", "data-path": file.path, onclick: () => this.select(file.path) },
+      const button = el(
+        "button",
+        { type: "button", class: "pa-file", "data-path": file.path, onclick: () => this.select(file.path) },
         el("span", { class: "pa-file-name", text: file.path }),
-        el("span", { class: "pa-file-size", text: formatSize(file.size) }));
+        el("span", { class: "pa-file-size", text: formatSize(file.size) }),
+      );
       if (file.path === this.selected) button.setAttribute("aria-current", "true");
       return el("li", {}, button);
     });
     this.list.replaceChildren(...items);
     if (!this.files.length) {
-      this.list.append(el("li", { class: "pa-empty" },
-        el("p", { text: "No files yet. Add your own for the agent to work on, or let it write some." }),
-        el("div", { class: "pa-actions" },
-          this._button("Upload files", () => this.fileInput.click()),
-          this._button("Upload folder", () => this.folderInput.click())),
-        el("p", { class: "pa-hint", text: "You can also drop files and folders here." })));
+      this.list.append(
+        el(
+          "li",
+          { class: "pa-empty" },
+          el("p", { text: "No files yet. Add your own for the agent to work on, or let it write some." }),
+          el(
+            "div",
+            { class: "pa-actions" },
+            this._button("Upload files", () => this.fileInput.click()),
+            this._button("Upload folder", () => this.folderInput.click()),
+          ),
+          el("p", { class: "pa-hint", text: "You can also drop files and folders here." }),
+        ),
+      );
     }
     const stillThere = this.files.some((f) => f.path === this.selected);
     if (this.editing && stillThere) {
@@ -305,10 +371,13 @@ export class WorkspacePreview {
       if (button.dataset.path === path) button.setAttribute("aria-current", "true");
       else button.removeAttribute("aria-current");
     }
-    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton]) button.disabled = !path;
+    for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton])
+      button.disabled = !path;
     this.viewTitle.textContent = path ?? "";
     if (!path) {
-      this.content.replaceChildren(el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }));
+      this.content.replaceChildren(
+        el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }),
+      );
       return;
     }
     const bytes = this.source.read(path);
@@ -317,7 +386,8 @@ export class WorkspacePreview {
       this.content.replaceChildren(el("p", { class: "pa-hint", text: "This file no longer exists." }));
       return;
     }
-    this.editButton.disabled = bytes.length > MAX_EDIT_BYTES || previewKind(path) === "image" || decodeText(bytes) === null;
+    this.editButton.disabled =
+      bytes.length > MAX_EDIT_BYTES || previewKind(path) === "image" || decodeText(bytes) === null;
     this.content.replaceChildren(this.render(path, bytes));
     this.content.dataset.kind = previewKind(path);
   }
@@ -334,8 +404,14 @@ export class WorkspacePreview {
     const save = el("button", { type: "submit", class: "pa-button pa-primary", text: "Save" });
     const cancel = this._button("Cancel", () => this.select(path));
     const error = el("p", { class: "pa-form-error", role: "alert" });
-    const form = el("form", { class: "pa-edit" }, el("label", { for: id, text: `Contents of ${path}` }), area,
-      el("div", { class: "pa-actions" }, save, cancel), error);
+    const form = el(
+      "form",
+      { class: "pa-edit" },
+      el("label", { for: id, text: `Contents of ${path}` }),
+      area,
+      el("div", { class: "pa-actions" }, save, cancel),
+      error,
+    );
     form.addEventListener("keydown", (event) => {
       if (event.key === "Escape") {
         event.preventDefault();
@@ -377,7 +453,10 @@ export class WorkspacePreview {
     }
     const text = decodeText(bytes);
     if (text === null) {
-      return el("p", { class: "pa-hint", text: `Binary file (${formatSize(bytes.length)}): no preview. Use Download.` });
+      return el("p", {
+        class: "pa-hint",
+        text: `Binary file (${formatSize(bytes.length)}): no preview. Use Download.`,
+      });
     }
     if (kind === "html" || kind === "svg" || kind === "markdown") {
       return sandboxedPreviewFrame(frameDocument(kind, text, path), path);
@@ -388,10 +467,13 @@ export class WorkspacePreview {
       const table = el("table", { class: "pa-table" });
       if (shown.length) {
         table.append(el("thead", {}, el("tr", {}, ...shown[0].map((cell) => el("th", { text: cell })))));
-        table.append(el("tbody", {}, ...shown.slice(1).map((row) => el("tr", {}, ...row.map((cell) => el("td", { text: cell }))))));
+        table.append(
+          el("tbody", {}, ...shown.slice(1).map((row) => el("tr", {}, ...row.map((cell) => el("td", { text: cell }))))),
+        );
       }
       const wrap = el("div", { class: "pa-table-wrap" }, table);
-      if (rows.length > MAX_TABLE_ROWS) wrap.append(el("p", { class: "pa-hint", text: `First ${MAX_TABLE_ROWS} rows shown.` }));
+      if (rows.length > MAX_TABLE_ROWS)
+        wrap.append(el("p", { class: "pa-hint", text: `First ${MAX_TABLE_ROWS} rows shown.` }));
       return wrap;
     }
     const shownText = text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS)}\n…` : text;
@@ -410,10 +492,15 @@ export class WorkspacePreview {
       return;
     }
     const dismiss = this._button("Dismiss", () => this.errors.replaceChildren());
-    this.errors.replaceChildren(el("div", { class: "pa-error" },
-      el("p", { class: "pa-error-title", text: title }),
-      el("ul", {}, ...problems.map((problem) => el("li", { text: problem }))),
-      dismiss));
+    this.errors.replaceChildren(
+      el(
+        "div",
+        { class: "pa-error" },
+        el("p", { class: "pa-error-title", text: title }),
+        el("ul", {}, ...problems.map((problem) => el("li", { text: problem }))),
+        dismiss,
+      ),
+    );
   }
 
   // ---- upload ----
@@ -439,7 +526,10 @@ export class WorkspacePreview {
     this._dragDepth = 0;
     this.root.classList.remove("pa-dropping");
     const pending = droppedFiles(event.dataTransfer);
-    pending.then((files) => this.upload(files), (error) => this._report("The dropped files could not be read.", [String(error?.message ?? error)]));
+    pending.then(
+      (files) => this.upload(files),
+      (error) => this._report("The dropped files could not be read.", [String(error?.message ?? error)]),
+    );
   }
 
   /** Add [{path, file}] to the workspace, one at a time; returns the paths added. */
@@ -453,7 +543,9 @@ export class WorkspacePreview {
       for (const [index, { path, file }] of files.entries()) {
         this._say(`Adding ${index + 1} of ${files.length}: ${path}…`);
         if (file.size > limits.maxFileBytes) {
-          problems.push(`${path} was not added: ${formatSize(file.size)} is over the limit of ${formatSize(limits.maxFileBytes)} per file.`);
+          problems.push(
+            `${path} was not added: ${formatSize(file.size)} is over the limit of ${formatSize(limits.maxFileBytes)} per file.`,
+          );
           continue;
         }
         let bytes;
@@ -476,7 +568,10 @@ export class WorkspacePreview {
     }
     const count = `${added.length} file${added.length === 1 ? "" : "s"}`;
     this._say(problems.length ? `Added ${count}; ${problems.length} not added.` : `Added ${count}.`);
-    this._report(problems.length === 1 ? "One file was not added:" : `${problems.length} files were not added:`, problems);
+    this._report(
+      problems.length === 1 ? "One file was not added:" : `${problems.length} files were not added:`,
+      problems,
+    );
     clearTimeout(this.pending);
     this.pending = null;
     this.refresh(added.length === 1 ? added[0] : null);
@@ -514,8 +609,13 @@ export class WorkspacePreview {
     input.value = value;
     const submit = el("button", { type: "submit", class: "pa-button pa-primary", text: submitText });
     const cancel = this._button("Cancel", () => this.closeForm());
-    const { form, error } = this._openForm(kind, returnFocus,
-      el("label", { for: id, text: label }), input, el("div", { class: "pa-actions" }, submit, cancel));
+    const { form, error } = this._openForm(
+      kind,
+      returnFocus,
+      el("label", { for: id, text: label }),
+      input,
+      el("div", { class: "pa-actions" }, submit, cancel),
+    );
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const name = input.value.trim();
@@ -549,13 +649,23 @@ export class WorkspacePreview {
   }
 
   showNewFile() {
-    this._nameForm("new", "New file name (folders with /)", "", "Create", this.newButton, (name) => this.source.create(name), () => this.edit());
+    this._nameForm(
+      "new",
+      "New file name (folders with /)",
+      "",
+      "Create",
+      this.newButton,
+      (name) => this.source.create(name),
+      () => this.edit(),
+    );
   }
 
   showRename() {
     const path = this.selected;
     if (!path) return;
-    this._nameForm("rename", `New name for ${path}`, path, "Save name", this.renameButton, (name) => this.source.rename(path, name));
+    this._nameForm("rename", `New name for ${path}`, path, "Save name", this.renameButton, (name) =>
+      this.source.rename(path, name),
+    );
   }
 
   showDelete() {
@@ -563,9 +673,12 @@ export class WorkspacePreview {
     if (!path) return;
     const confirm = el("button", { type: "submit", class: "pa-button pa-danger", text: "Delete file" });
     const cancel = this._button("Cancel", () => this.closeForm());
-    const { form, error } = this._openForm("delete", this.deleteButton,
+    const { form, error } = this._openForm(
+      "delete",
+      this.deleteButton,
       el("p", { text: `Delete ${path}? This cannot be undone (Download keeps a copy).` }),
-      el("div", { class: "pa-actions" }, confirm, cancel));
+      el("div", { class: "pa-actions" }, confirm, cancel),
+    );
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       confirm.disabled = true;

@@ -84,7 +84,10 @@ self.onmessage = async (first) => {
     sent += text.length;
     if (sent > limits.outputBytes) {
       dropped = true;
-      chunks.push({ stream: "stderr", text: `\n[output over ${limits.outputBytes} characters: the rest was dropped]\n` });
+      chunks.push({
+        stream: "stderr",
+        text: `\n[output over ${limits.outputBytes} characters: the rest was dropped]\n`,
+      });
     } else {
       const last = chunks[chunks.length - 1];
       if (last && last.stream === stream) last.text += text;
@@ -95,7 +98,12 @@ self.onmessage = async (first) => {
   }
   function writer(stream) {
     const decoder = new TextDecoder();
-    return { write: (bytes) => { output(stream, decoder.decode(bytes, { stream: true })); return bytes.length; } };
+    return {
+      write: (bytes) => {
+        output(stream, decoder.decode(bytes, { stream: true }));
+        return bytes.length;
+      },
+    };
   }
 
   // ---- Boot ----
@@ -176,7 +184,10 @@ self.onmessage = async (first) => {
       output("stderr", `[could not read back the workspace: ${error.message}]\n`);
       flush();
     }
-    send({ type: "result", id, ...result, changes }, changes.files.map((f) => f.data.buffer));
+    send(
+      { type: "result", id, ...result, changes },
+      changes.files.map((f) => f.data.buffer),
+    );
   };
 
   send({ type: "ready" });

@@ -10,17 +10,33 @@
 export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
 
 const KEYWORDS = {
-  javascript: new Set(("await async break case catch class const continue debugger default delete do else export extends " +
-    "false finally for function if import in instanceof let new null of return static super switch this throw true try " +
-    "typeof undefined var void while with yield").split(" ")),
-  python: new Set(("False None True and as assert async await break class continue def del elif else except finally for " +
-    "from global if import in is lambda match case nonlocal not or pass raise return try while with yield print self").split(" ")),
+  javascript: new Set(
+    (
+      "await async break case catch class const continue debugger default delete do else export extends " +
+      "false finally for function if import in instanceof let new null of return static super switch this throw true try " +
+      "typeof undefined var void while with yield"
+    ).split(" "),
+  ),
+  python: new Set(
+    (
+      "False None True and as assert async await break class continue def del elif else except finally for " +
+      "from global if import in is lambda match case nonlocal not or pass raise return try while with yield print self"
+    ).split(" "),
+  ),
 };
 const TOKEN = {
-  javascript: /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|(`(?:\\[\s\S]|[^`\\])*`|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?n?\b)|([A-Za-z_$][\w$]*)/g,
-  python: /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|[rbfu]{0,2}"(?:\\.|[^"\\\n])*"|[rbfu]{0,2}'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?j?\b)|([A-Za-z_][\w]*)/g,
+  javascript:
+    /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|(`(?:\\[\s\S]|[^`\\])*`|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?n?\b)|([A-Za-z_$][\w$]*)/g,
+  python:
+    /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|[rbfu]{0,2}"(?:\\.|[^"\\\n])*"|[rbfu]{0,2}'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?j?\b)|([A-Za-z_][\w]*)/g,
 };
-const LANGUAGE_BY_EXTENSION = { js: "javascript", mjs: "javascript", ts: "javascript", json: "javascript", py: "python" };
+const LANGUAGE_BY_EXTENSION = {
+  js: "javascript",
+  mjs: "javascript",
+  ts: "javascript",
+  json: "javascript",
+  py: "python",
+};
 
 /** A <code> element with the code's tokens in spans (keywords, strings, comments, numbers). */
 export function highlight(code, language) {
@@ -60,14 +76,19 @@ function el(tag, className, text) {
 
 function resultText(result) {
   const content = result?.content ?? [];
-  return content.filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+  return content
+    .filter((c) => c && c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
 }
 
 function fileChip(path, size) {
   const button = el("button", "pa-chip", size === undefined ? path : `${path} · ${size} B`);
   button.type = "button";
   button.title = `Show ${path} in the workspace panel`;
-  button.addEventListener("click", () => document.dispatchEvent(new CustomEvent("py-agent:open-file", { detail: { path } })));
+  button.addEventListener("click", () =>
+    document.dispatchEvent(new CustomEvent("py-agent:open-file", { detail: { path } })),
+  );
   return button;
 }
 
@@ -97,18 +118,28 @@ function diffBlock(diff) {
 function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
-      const range = a.offset !== undefined || a.limit !== undefined
-        ? `:${a.offset ?? 1}${a.limit !== undefined ? `-${(a.offset ?? 1) + a.limit - 1}` : ""}` : "";
+      const range =
+        a.offset !== undefined || a.limit !== undefined
+          ? `:${a.offset ?? 1}${a.limit !== undefined ? `-${(a.offset ?? 1) + a.limit - 1}` : ""}`
+          : "";
       return [`read`, `${a.path ?? "…"}${range}`];
     }
-    case "write": return ["write", a.path ?? "…"];
-    case "edit": return ["edit", a.path ?? "…"];
-    case "ls": return ["ls", a.path || "."];
-    case "grep": return ["grep", `/${a.pattern ?? ""}/ in ${a.path || "."}${a.glob ? ` (${a.glob})` : ""}`];
-    case "find": return ["find", `${a.pattern ?? ""} in ${a.path || "."}`];
-    case "javascript": return ["JavaScript", a.title || "Running JavaScript"];
-    case "python": return ["Python", a.title || "Running Python"];
-    default: return [toolName, ""];
+    case "write":
+      return ["write", a.path ?? "…"];
+    case "edit":
+      return ["edit", a.path ?? "…"];
+    case "ls":
+      return ["ls", a.path || "."];
+    case "grep":
+      return ["grep", `/${a.pattern ?? ""}/ in ${a.path || "."}${a.glob ? ` (${a.glob})` : ""}`];
+    case "find":
+      return ["find", `${a.pattern ?? ""} in ${a.path || "."}`];
+    case "javascript":
+      return ["JavaScript", a.title || "Running JavaScript"];
+    case "python":
+      return ["Python", a.title || "Running Python"];
+    default:
+      return [toolName, ""];
   }
 }
 
@@ -137,7 +168,16 @@ export function renderToolParts({ name, args, status, result, partial }) {
   const output = resultText(shown);
   const quiet = name === "edit" && !isError; // its diff says it; write's result says what was written
   if ((output && !quiet) || running) {
-    body.append(scrollable(el("pre", `pa-output${isError ? " pa-output-error" : ""}`, output || (status === "streaming" ? "Preparing…" : "Running…")), isError ? "Error" : "Output"));
+    body.append(
+      scrollable(
+        el(
+          "pre",
+          `pa-output${isError ? " pa-output-error" : ""}`,
+          output || (status === "streaming" ? "Preparing…" : "Running…"),
+        ),
+        isError ? "Error" : "Output",
+      ),
+    );
   } else if (status === "interrupted") {
     body.append(el("p", "pa-hint", "This tool call did not finish."));
   }
@@ -155,7 +195,13 @@ export function renderToolParts({ name, args, status, result, partial }) {
 /** A whole card (a <details>) for one tool call, or null for tools this module does not render. */
 export function renderToolCall({ toolName, args, result, isError = false, running = false }) {
   const status = running ? "running" : isError ? "error" : "done";
-  const parts = renderToolParts({ name: toolName, args, status, result: running ? null : result, partial: running ? result : null });
+  const parts = renderToolParts({
+    name: toolName,
+    args,
+    status,
+    result: running ? null : result,
+    partial: running ? result : null,
+  });
   if (!parts) return null;
   const card = el("details", `pa-tool pa-tool-${toolName}`);
   card.dataset.status = status;

@@ -43,7 +43,8 @@ export function openDb() {
       resolve(db);
     };
     request.onerror = () => reject(describe(request.error));
-    request.onblocked = () => reject(new Error("The workspace database is blocked by another tab: close it and reload"));
+    request.onblocked = () =>
+      reject(new Error("The workspace database is blocked by another tab: close it and reload"));
   });
   opening.catch(() => {
     opening = null;
@@ -72,9 +73,12 @@ function range(session) {
 /** Every file of a session: [{path, kind, data, mtime}]; malformed records are skipped. */
 export async function loadAll(session) {
   const records = await transaction("readonly", (store) => store.getAll(range(String(session))));
-  return records.filter((r) =>
-    r && typeof r.path === "string" &&
-    ((r.kind === "text" && typeof r.data === "string") || (r.kind === "bytes" && r.data instanceof Uint8Array)));
+  return records.filter(
+    (r) =>
+      r &&
+      typeof r.path === "string" &&
+      ((r.kind === "text" && typeof r.data === "string") || (r.kind === "bytes" && r.data instanceof Uint8Array)),
+  );
 }
 
 export async function put(session, path, kind, data, mtime) {

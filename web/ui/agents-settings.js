@@ -28,7 +28,13 @@ function download(filename, text) {
 }
 
 function editor(panel, { markdown, previousName, title, rerender }) {
-  const area = h("textarea", { class: "input mono", id: "agent-editor", rows: "16", spellcheck: "false", "aria-label": "Agent definition (Markdown with frontmatter)" });
+  const area = h("textarea", {
+    class: "input mono",
+    id: "agent-editor",
+    rows: "16",
+    spellcheck: "false",
+    "aria-label": "Agent definition (Markdown with frontmatter)",
+  });
   area.value = markdown;
   const problem = h("div", { class: "discovery bad", role: "alert", id: "agent-editor-error" });
   const save = h("button", { type: "button", class: "btn primary", id: "agent-save", text: "Save" });
@@ -48,7 +54,10 @@ function editor(panel, { markdown, previousName, title, rerender }) {
   });
   panel.replaceChildren(
     h("h3", { class: "agents-editor-title", text: title }),
-    h("p", { class: "muted small", text: "Frontmatter: name and description (required), tools (a comma list of tool names; leave it out for every tool), model (provider/id; leave it out for the session's model). The text below it is added to the agent's system prompt." }),
+    h("p", {
+      class: "muted small",
+      text: "Frontmatter: name and description (required), tools (a comma list of tool names; leave it out for every tool), model (provider/id; leave it out for the session's model). The text below it is added to the agent's system prompt.",
+    }),
     area,
     problem,
     h("div", { class: "row-actions" }, save, cancel),
@@ -62,14 +71,29 @@ async function renderAgents(panel, { rerender }) {
   const rows = agents.map((a) => {
     const actions = h("div", { class: "row-actions" });
     const builtin = a.source === "builtin";
-    const edit = h("button", { type: "button", class: "btn small", text: builtin ? "Customize" : "Edit", "aria-label": `${builtin ? "Customize" : "Edit"} ${a.name}` });
+    const edit = h("button", {
+      type: "button",
+      class: "btn small",
+      text: builtin ? "Customize" : "Edit",
+      "aria-label": `${builtin ? "Customize" : "Edit"} ${a.name}`,
+    });
     edit.addEventListener("click", async () => {
       const { markdown } = await py("agent_markdown", { name: a.name });
-      editor(panel, { markdown, previousName: builtin ? null : a.name, title: builtin ? `Customize ${a.name}` : `Edit ${a.name}`, rerender });
+      editor(panel, {
+        markdown,
+        previousName: builtin ? null : a.name,
+        title: builtin ? `Customize ${a.name}` : `Edit ${a.name}`,
+        rerender,
+      });
     });
     actions.append(edit);
     if (a.status === "pending") {
-      const confirm = h("button", { type: "button", class: "btn small primary", text: "Confirm", "aria-label": `Confirm ${a.name}` });
+      const confirm = h("button", {
+        type: "button",
+        class: "btn small primary",
+        text: "Confirm",
+        "aria-label": `Confirm ${a.name}`,
+      });
       confirm.addEventListener("click", async () => {
         await py("agent_confirm", { name: a.name });
         rerender();
@@ -77,15 +101,33 @@ async function renderAgents(panel, { rerender }) {
       actions.append(confirm);
     }
     if (!builtin) {
-      const exp = h("button", { type: "button", class: "btn small ghost", text: "Export", "aria-label": `Export ${a.name}` });
+      const exp = h("button", {
+        type: "button",
+        class: "btn small ghost",
+        text: "Export",
+        "aria-label": `Export ${a.name}`,
+      });
       exp.addEventListener("click", async () => {
         const { markdown } = await py("agent_markdown", { name: a.name });
         download(`${a.name.replace(/[^\w.-]+/g, "_") || "agent"}.md`, markdown);
       });
-      const del = h("button", { type: "button", class: "btn small ghost danger", text: a.overridesBuiltin ? "Reset" : "Delete", "aria-label": `${a.overridesBuiltin ? "Reset" : "Delete"} ${a.name}` });
+      const del = h("button", {
+        type: "button",
+        class: "btn small ghost danger",
+        text: a.overridesBuiltin ? "Reset" : "Delete",
+        "aria-label": `${a.overridesBuiltin ? "Reset" : "Delete"} ${a.name}`,
+      });
       del.addEventListener("click", async () => {
-        const text = a.overridesBuiltin ? `Your version of ${a.name} is deleted; the built-in one is used again.` : `The agent ${a.name} is deleted from this browser.`;
-        if (await confirmDialog(text, { title: a.overridesBuiltin ? "Reset agent" : "Delete agent", confirmLabel: a.overridesBuiltin ? "Reset" : "Delete", danger: true })) {
+        const text = a.overridesBuiltin
+          ? `Your version of ${a.name} is deleted; the built-in one is used again.`
+          : `The agent ${a.name} is deleted from this browser.`;
+        if (
+          await confirmDialog(text, {
+            title: a.overridesBuiltin ? "Reset agent" : "Delete agent",
+            confirmLabel: a.overridesBuiltin ? "Reset" : "Delete",
+            danger: true,
+          })
+        ) {
           await py("agent_delete", { name: a.name });
           rerender();
         }
@@ -96,7 +138,13 @@ async function renderAgents(panel, { rerender }) {
       h("span", { class: "badge", text: builtin ? "built-in" : a.overridesBuiltin ? "customized" : "yours" }),
       a.status === "pending" ? h("span", { class: "badge agent-pending", text: "needs confirmation" }) : null,
     ];
-    const facts = [a.tools ? `tools: ${a.tools.join(", ")}` : "all tools", a.model ? `model: ${a.model}` : "session model", a.origin ? `from ${a.origin}` : ""].filter(Boolean).join(" · ");
+    const facts = [
+      a.tools ? `tools: ${a.tools.join(", ")}` : "all tools",
+      a.model ? `model: ${a.model}` : "session model",
+      a.origin ? `from ${a.origin}` : "",
+    ]
+      .filter(Boolean)
+      .join(" · ");
     return h(
       "li",
       { class: "provider-card agent-row", dataset: { name: a.name, status: a.status, source: a.source } },
@@ -107,9 +155,22 @@ async function renderAgents(panel, { rerender }) {
     );
   });
   const add = h("button", { type: "button", class: "btn primary", id: "agent-new" }, icon("plus"), "New agent");
-  add.addEventListener("click", () => editor(panel, { markdown: TEMPLATE, previousName: null, title: "New agent", rerender }));
-  const file = h("input", { type: "file", id: "agent-import-file", accept: ".md,.markdown,text/markdown,text/plain", multiple: true, hidden: true });
-  const importButton = h("button", { type: "button", class: "btn", id: "agent-import" }, icon("upload"), "Import .md files");
+  add.addEventListener("click", () =>
+    editor(panel, { markdown: TEMPLATE, previousName: null, title: "New agent", rerender }),
+  );
+  const file = h("input", {
+    type: "file",
+    id: "agent-import-file",
+    accept: ".md,.markdown,text/markdown,text/plain",
+    multiple: true,
+    hidden: true,
+  });
+  const importButton = h(
+    "button",
+    { type: "button", class: "btn", id: "agent-import" },
+    icon("upload"),
+    "Import .md files",
+  );
   importButton.addEventListener("click", () => file.click());
   file.addEventListener("change", async () => {
     const problems = [];
@@ -125,10 +186,16 @@ async function renderAgents(panel, { rerender }) {
     file.value = "";
     await rerender();
     const status = panel.querySelector("#agents-status");
-    if (status) status.textContent = [imported ? `${imported} imported: review and confirm before they run.` : "", ...problems].filter(Boolean).join(" ");
+    if (status)
+      status.textContent = [imported ? `${imported} imported: review and confirm before they run.` : "", ...problems]
+        .filter(Boolean)
+        .join(" ");
   });
   panel.replaceChildren(
-    h("p", { class: "muted", text: "Agents the subagent tool can delegate to. Each runs with its own context: its system prompt and the task, never your conversation. Imported agents carry prompts written elsewhere: they need your confirmation before they run." }),
+    h("p", {
+      class: "muted",
+      text: "Agents the subagent tool can delegate to. Each runs with its own context: its system prompt and the task, never your conversation. Imported agents carry prompts written elsewhere: they need your confirmation before they run.",
+    }),
     h("ul", { class: "provider-list agent-list" }, ...rows),
     note,
     h("div", { class: "section-foot row-actions" }, importButton, add, file),

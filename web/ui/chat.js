@@ -3,7 +3,18 @@
 // results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
 // switchers, inline editing of your own messages and "Show more" for long ones.
 
-import { h, icon, iconButton, formatTokens, formatCost, friendlyError, copyText, announce, scrollRegion, collapseIfLong } from "./dom.js";
+import {
+  h,
+  icon,
+  iconButton,
+  formatTokens,
+  formatCost,
+  friendlyError,
+  copyText,
+  announce,
+  scrollRegion,
+  collapseIfLong,
+} from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
 import { py } from "./bridge.js";
@@ -34,13 +45,21 @@ function errorWords(item) {
   if (view) return { text: view.text, quote: view.quote ?? "" };
   if (m.stopReason === "aborted") {
     if (String(m.errorMessage ?? "").startsWith("Interrupted")) return { text: m.errorMessage, quote: "" };
-    return { text: hasContent(m) ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.", quote: "" };
+    return {
+      text: hasContent(m) ? "Stopped. The partial reply is kept." : "Stopped before anything arrived.",
+      quote: "",
+    };
   }
   return { text: friendlyError(m.errorMessage || "The request failed."), quote: "" };
 }
 
 function hasContent(message) {
-  return (message?.content ?? []).some((b) => (b?.type === "text" && b.text?.trim()) || (b?.type === "thinking" && b.thinking?.trim()) || b?.type === "toolCall");
+  return (message?.content ?? []).some(
+    (b) =>
+      (b?.type === "text" && b.text?.trim()) ||
+      (b?.type === "thinking" && b.thinking?.trim()) ||
+      b?.type === "toolCall",
+  );
 }
 const HAS_TEXT = /\S/;
 
@@ -48,7 +67,10 @@ function textOf(message) {
   const content = message?.content;
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.filter((b) => b?.type === "text").map((b) => b.text ?? "").join("\n\n");
+  return content
+    .filter((b) => b?.type === "text")
+    .map((b) => b.text ?? "")
+    .join("\n\n");
 }
 
 // A user message with attachments (docs/attachments.md): the typed text, then per file a text
@@ -57,7 +79,10 @@ function textOf(message) {
 const FILE_BLOCK = /^<file name="([^"]*)">/;
 
 function unescapeAttr(value) {
-  return value.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&amp;/g, "&");
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&amp;/g, "&");
 }
 
 function userParts(message) {
@@ -97,12 +122,35 @@ function attachmentTiles(files) {
       const visual =
         file.image && /^image\/(png|jpeg|gif|webp)$/.test(mime)
           ? h("img", { class: "att-thumb", alt: "", src: `data:${mime};base64,${file.image.data}` })
-          : h("span", { class: "att-icon", "aria-hidden": "true", text: (file.name.split(".").pop() || "file").slice(0, 4).toUpperCase() });
+          : h("span", {
+              class: "att-icon",
+              "aria-hidden": "true",
+              text: (file.name.split(".").pop() || "file").slice(0, 4).toUpperCase(),
+            });
       const size = formatBytes(file.meta?.size);
-      const body = [visual, h("span", { class: "att-meta" }, h("span", { class: "att-name", text: file.name }), ...(size ? [h("span", { class: "att-size", text: size })] : []))];
+      const body = [
+        visual,
+        h(
+          "span",
+          { class: "att-meta" },
+          h("span", { class: "att-name", text: file.name }),
+          ...(size ? [h("span", { class: "att-size", text: size })] : []),
+        ),
+      ];
       if (!file.path) return h("li", { class: "att-tile" }, ...body);
-      const open = h("button", { type: "button", class: "att-tile", title: `Open ${file.path} in Files`, "aria-label": `Open ${file.path} in Files` }, ...body);
-      open.addEventListener("click", () => py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}));
+      const open = h(
+        "button",
+        {
+          type: "button",
+          class: "att-tile",
+          title: `Open ${file.path} in Files`,
+          "aria-label": `Open ${file.path} in Files`,
+        },
+        ...body,
+      );
+      open.addEventListener("click", () =>
+        py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}),
+      );
       return h("li", {}, open);
     }),
   );
@@ -113,7 +161,7 @@ function resultText(result) {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((b) => (b?.type === "text" ? b.text ?? "" : b?.type === "image" ? `[image ${b.mimeType ?? ""}]` : ""))
+    .map((b) => (b?.type === "text" ? (b.text ?? "") : b?.type === "image" ? `[image ${b.mimeType ?? ""}]` : ""))
     .join("\n");
 }
 
@@ -134,7 +182,9 @@ function shortArgs(args) {
 
 /** Whether `text` is the text `entry` showed last followed by `added` (lengths only: the caller knows it extends it). */
 function grewBy(entry, text, added) {
-  return typeof added === "string" && typeof entry.text === "string" && entry.text.length + added.length === text.length;
+  return (
+    typeof added === "string" && typeof entry.text === "string" && entry.text.length + added.length === text.length
+  );
 }
 
 /**
@@ -181,7 +231,10 @@ export class ChatView {
     this.rendered = new Map(); // item index -> its node (items without one are not in it)
     this.earlier = null; // the buttons at the window's edges, when it has more beyond them
     this.later = null;
-    this.edges = new IntersectionObserver((entries) => this.onEdge(entries), { root: scroller, rootMargin: `${NEAR_PX}px 0px` });
+    this.edges = new IntersectionObserver((entries) => this.onEdge(entries), {
+      root: scroller,
+      rootMargin: `${NEAR_PX}px 0px`,
+    });
     this.streamNode = null;
     this.streamMessage = null; // the reply being streamed, as the page has it (revision streamRev)
     this.streamRev = null;
@@ -292,7 +345,8 @@ export class ChatView {
     if (this.earlier && this.root.firstChild !== this.earlier) this.root.prepend(this.earlier);
     if (this.later) {
       const last = this.streamNode?.isConnected ? this.streamNode : null;
-      if (this.later.nextSibling !== last || this.later.parentNode !== this.root) this.root.insertBefore(this.later, last);
+      if (this.later.nextSibling !== last || this.later.parentNode !== this.root)
+        this.root.insertBefore(this.later, last);
     }
   }
 
@@ -486,7 +540,11 @@ export class ChatView {
     const m = item.message ?? {};
     const text = typeof m.content === "string" ? m.content : textOf(m) || m.summary || "";
     if (m.role === "custom" && m.display === false) return null;
-    return h("article", { class: "msg note", "aria-label": "Note" }, h("div", { class: "note-text", text: String(text) }));
+    return h(
+      "article",
+      { class: "msg note", "aria-label": "Note" },
+      h("div", { class: "note-text", text: String(text) }),
+    );
   }
 
   // ---- user messages ----
@@ -611,10 +669,20 @@ export class ChatView {
     if (m.stopReason === "error" || m.stopReason === "aborted") {
       const { text, quote } = errorWords(item);
       const words = h("span", { class: "msg-error-text", text });
-      if (quote) words.append(" ", h("span", { class: "msg-error-quote" }, "The provider said: ", h("q", { text: quote })));
-      const box = h("div", { class: `msg-error ${m.stopReason}`, role: m.stopReason === "error" ? "alert" : "status" }, words);
+      if (quote)
+        words.append(" ", h("span", { class: "msg-error-quote" }, "The provider said: ", h("q", { text: quote })));
+      const box = h(
+        "div",
+        { class: `msg-error ${m.stopReason}`, role: m.stopReason === "error" ? "alert" : "status" },
+        words,
+      );
       if (isLast && item.entryId) {
-        const retry = h("button", { type: "button", class: "btn small retry", "aria-label": "Retry this reply" }, icon("retry"), "Retry");
+        const retry = h(
+          "button",
+          { type: "button", class: "btn small retry", "aria-label": "Retry this reply" },
+          icon("retry"),
+          "Retry",
+        );
         retry.addEventListener("click", () => this.onRetry(item.entryId));
         box.append(retry);
       }
@@ -627,7 +695,12 @@ export class ChatView {
       const cost = usage.cost?.total ?? 0;
       const title = `Input ${usage.input ?? 0} · output ${usage.output ?? 0} · cache read ${usage.cacheRead ?? 0} · cache write ${usage.cacheWrite ?? 0} tokens · ${formatCost(cost)}`;
       foot.append(
-        h("span", { class: "usage", title }, `↑${formatTokens(usage.input ?? 0)} ↓${formatTokens(usage.output ?? 0)}`, cost ? ` · ${formatCost(cost)}` : ""),
+        h(
+          "span",
+          { class: "usage", title },
+          `↑${formatTokens(usage.input ?? 0)} ↓${formatTokens(usage.output ?? 0)}`,
+          cost ? ` · ${formatCost(cost)}` : "",
+        ),
       );
     }
     if (m.model) foot.append(h("span", { class: "model-tag", text: m.model }));
@@ -659,7 +732,12 @@ export class ChatView {
 
   createBlock(block) {
     if (block.type === "thinking") {
-      const details = h("details", { class: "thinking" }, h("summary", {}, icon("chevron", "icon chev"), h("span", { class: "thinking-label", text: "Thinking" })), h("div", { class: "thinking-body md" }));
+      const details = h(
+        "details",
+        { class: "thinking" },
+        h("summary", {}, icon("chevron", "icon chev"), h("span", { class: "thinking-label", text: "Thinking" })),
+        h("div", { class: "thinking-body md" }),
+      );
       return details;
     }
     if (block.type === "toolCall") {
@@ -700,7 +778,11 @@ export class ChatView {
       entry.live = streaming;
       el.hidden = !entry.hasText && !block.redacted;
       el.classList.toggle("live", streaming);
-      el.querySelector(".thinking-label").textContent = streaming ? "Thinking…" : block.redacted ? "Thinking (redacted)" : "Thinking";
+      el.querySelector(".thinking-label").textContent = streaming
+        ? "Thinking…"
+        : block.redacted
+          ? "Thinking (redacted)"
+          : "Thinking";
       const sig = `${streaming}|${el.open}`;
       if (entry.sig === sig && entry.shown === text) return;
       entry.sig = sig;
@@ -713,7 +795,11 @@ export class ChatView {
       if (!el._toggle) {
         el._toggle = true;
         el.addEventListener("toggle", () => {
-          if (el.open) renderMarkdownInto(el.querySelector(".thinking-body"), entry.text ?? "", { highlight: false, streaming: entry.live });
+          if (el.open)
+            renderMarkdownInto(el.querySelector(".thinking-body"), entry.text ?? "", {
+              highlight: false,
+              streaming: entry.live,
+            });
           entry.sig = null;
         });
       }
@@ -785,7 +871,13 @@ export class ChatView {
     card.dataset.status = state.status;
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
     card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
-    const words = { streaming: "preparing", running: "running", done: "done", error: "failed", interrupted: "not finished" };
+    const words = {
+      streaming: "preparing",
+      running: "running",
+      done: "done",
+      error: "failed",
+      interrupted: "not finished",
+    };
     card.querySelector(".tool-state").textContent = `(${words[state.status]})`;
     const body = card.querySelector(".tool-body");
     const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
@@ -795,18 +887,40 @@ export class ChatView {
       body.replaceChildren(custom.body);
       return;
     }
-    const parts = [h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Arguments" }), h("pre", { class: "tool-pre", ...scrollRegion("Arguments"), text: jsonText(call.args) }))];
+    const parts = [
+      h(
+        "div",
+        { class: "tool-section" },
+        h("div", { class: "tool-label", text: "Arguments" }),
+        h("pre", { class: "tool-pre", ...scrollRegion("Arguments"), text: jsonText(call.args) }),
+      ),
+    ];
     if (state.result) {
       parts.push(
         h(
           "div",
           { class: `tool-section ${state.status === "error" ? "is-error" : ""}` },
           h("div", { class: "tool-label", text: state.status === "error" ? "Error" : "Result" }),
-          h("pre", { class: "tool-pre", ...scrollRegion(state.status === "error" ? "Error" : "Result"), text: resultText(state.result) || "(no output)" }),
+          h("pre", {
+            class: "tool-pre",
+            ...scrollRegion(state.status === "error" ? "Error" : "Result"),
+            text: resultText(state.result) || "(no output)",
+          }),
         ),
       );
     } else if (state.partial) {
-      parts.push(h("div", { class: "tool-section" }, h("div", { class: "tool-label", text: "Progress" }), h("pre", { class: "tool-pre", ...scrollRegion("Progress"), text: resultText(state.partial) || jsonText(state.partial) })));
+      parts.push(
+        h(
+          "div",
+          { class: "tool-section" },
+          h("div", { class: "tool-label", text: "Progress" }),
+          h("pre", {
+            class: "tool-pre",
+            ...scrollRegion("Progress"),
+            text: resultText(state.partial) || jsonText(state.partial),
+          }),
+        ),
+      );
     } else if (state.status === "interrupted") {
       parts.push(h("p", { class: "hint", text: "This tool call did not finish." }));
     }
@@ -816,7 +930,8 @@ export class ChatView {
   updateToolCard(toolCallId) {
     for (const node of this.root.querySelectorAll(".msg.assistant")) {
       for (const entry of node._blocks ?? []) {
-        if (entry.type === "toolCall" && entry.block?.id === toolCallId) this.paintTool(entry.el, entry.block, entry.message, entry.streaming);
+        if (entry.type === "toolCall" && entry.block?.id === toolCallId)
+          this.paintTool(entry.el, entry.block, entry.message, entry.streaming);
       }
     }
   }
@@ -859,12 +974,17 @@ export class ChatView {
     this.streamRev = snapshot.rev ?? null;
     for (const t of snapshot.tools ?? []) this.toolStatus.set(t.toolCallId, t);
     if (!this.streamNode) {
-      this.streamNode = h("article", { class: "msg assistant streaming", "aria-label": "Assistant's reply (in progress)", "aria-busy": "true" });
+      this.streamNode = h("article", {
+        class: "msg assistant streaming",
+        "aria-label": "Assistant's reply (in progress)",
+        "aria-busy": "true",
+      });
       // Beyond a window scrolled far above the end, it joins the page when the window reaches it.
       if (this.atEnd) this.root.append(this.streamNode);
       announce("The assistant is replying.");
     }
-    if (!this.fillAssistant(this.streamNode, { message: this.streamMessage }, this.items.length, true, appended)) this.catchUpStream();
+    if (!this.fillAssistant(this.streamNode, { message: this.streamMessage }, this.items.length, true, appended))
+      this.catchUpStream();
   }
 
   /** The rest of a streaming reply that grew by more than RENDER_CHUNK, over the next tasks. */
@@ -908,7 +1028,8 @@ export class ChatView {
     if (!streaming) {
       // Tool cards that were waiting are final now (done, failed or not finished).
       for (const node of this.root.querySelectorAll(".msg.assistant")) {
-        for (const entry of node._blocks ?? []) if (entry.type === "toolCall") this.paintTool(entry.el, entry.block, entry.message, false);
+        for (const entry of node._blocks ?? [])
+          if (entry.type === "toolCall") this.paintTool(entry.el, entry.block, entry.message, false);
       }
     }
     this.refreshActions();
@@ -923,7 +1044,12 @@ export class ChatView {
     const root = scope ?? this.root;
     const busy = this.streaming || this.previewing;
     for (const button of root.querySelectorAll(".edit-msg, .branch button, .retry, .regenerate")) {
-      if (button.classList.contains("retry") || button.classList.contains("regenerate") || button.closest(".branch") || button.classList.contains("edit-msg")) {
+      if (
+        button.classList.contains("retry") ||
+        button.classList.contains("regenerate") ||
+        button.closest(".branch") ||
+        button.classList.contains("edit-msg")
+      ) {
         if (busy) button.setAttribute("disabled", "");
         else if (!button.closest(".branch")) button.removeAttribute("disabled");
       }
@@ -940,7 +1066,9 @@ export class ChatView {
     }
     // Retry is offered on the last reply only.
     const last = this.lastAssistantIndex();
-    const nodes = scope ? [...scope.querySelectorAll(".msg[data-entry-id]")].map((node) => [node.dataset.entryId, node]) : this.nodes;
+    const nodes = scope
+      ? [...scope.querySelectorAll(".msg[data-entry-id]")].map((node) => [node.dataset.entryId, node])
+      : this.nodes;
     for (const [entryId, node] of nodes) {
       const retry = node.querySelector(".retry");
       if (!retry) continue;

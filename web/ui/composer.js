@@ -18,7 +18,19 @@ const PAPERCLIP =
 const MAX_HEIGHT = 240;
 
 export class Composer {
-  constructor({ form, input, sendButton, stopButton, queueList, hint, onSubmit, onAbort, onUnqueue, onSendAttachments, maxFileMb }) {
+  constructor({
+    form,
+    input,
+    sendButton,
+    stopButton,
+    queueList,
+    hint,
+    onSubmit,
+    onAbort,
+    onUnqueue,
+    onSendAttachments,
+    maxFileMb,
+  }) {
     this.form = form;
     this.input = input;
     this.sendButton = sendButton;
@@ -95,8 +107,22 @@ export class Composer {
   // ---- attachments ----
 
   buildAttachments() {
-    this.fileInput = h("input", { type: "file", multiple: true, hidden: true, accept: ACCEPT, id: "attach-input", tabindex: "-1", "aria-hidden": "true" });
-    this.attachButton = h("button", { type: "button", id: "attach-button", class: "attach-button", "aria-label": "Attach files", title: "Attach images, PDF, DOCX, XLSX, CSV or text (or paste, or drop them on the chat)" });
+    this.fileInput = h("input", {
+      type: "file",
+      multiple: true,
+      hidden: true,
+      accept: ACCEPT,
+      id: "attach-input",
+      tabindex: "-1",
+      "aria-hidden": "true",
+    });
+    this.attachButton = h("button", {
+      type: "button",
+      id: "attach-button",
+      class: "attach-button",
+      "aria-label": "Attach files",
+      title: "Attach images, PDF, DOCX, XLSX, CSV or text (or paste, or drop them on the chat)",
+    });
     this.attachButton.innerHTML = PAPERCLIP; // a fixed icon, no data in it
     this.attachButton.append(h("span", { class: "attach-label", text: "Attach" }));
     this.chipList = h("ul", { id: "attachments", class: "attachments", "aria-label": "Attachments", hidden: true });
@@ -144,7 +170,15 @@ export class Composer {
     const files = [...(data.files ?? [])].filter((f) => f.type.startsWith("image/"));
     if (files.length) {
       event.preventDefault();
-      this.addFiles(files.map((f, i) => (f.name && f.name !== "image.png" ? f : new File([f], `pasted-image-${Date.now()}${i ? `-${i}` : ""}.${f.type.split("/")[1] || "png"}`, { type: f.type }))));
+      this.addFiles(
+        files.map((f, i) =>
+          f.name && f.name !== "image.png"
+            ? f
+            : new File([f], `pasted-image-${Date.now()}${i ? `-${i}` : ""}.${f.type.split("/")[1] || "png"}`, {
+                type: f.type,
+              }),
+        ),
+      );
       return;
     }
     const text = data.getData("text/plain");
@@ -193,7 +227,11 @@ export class Composer {
       ...this.attachments.map((item) => {
         const visual = item.thumbUrl
           ? h("img", { class: "att-thumb", src: item.thumbUrl, alt: "" })
-          : h("span", { class: `att-icon ${item.kind ?? "unknown"}`, "aria-hidden": "true", text: (item.format ?? item.kind ?? "?").slice(0, 4).toUpperCase() });
+          : h("span", {
+              class: `att-icon ${item.kind ?? "unknown"}`,
+              "aria-hidden": "true",
+              text: (item.format ?? item.kind ?? "?").slice(0, 4).toUpperCase(),
+            });
         const state =
           item.status === "working"
             ? h("span", { class: "att-state", text: "Reading…" })
@@ -221,14 +259,28 @@ export class Composer {
     // pi's estimate: a token is about 4 characters.
     const tokens = this.attachments.reduce((n, a) => n + (a.payload?.text?.length ?? 0), 0) / 4;
     const contextWindow = this.model?.contextWindow ?? 0;
-    if (contextWindow && tokens > contextWindow / 2 && (!this.notice.dataset.kind || this.notice.dataset.kind === "context")) {
-      this.showNotice(`The attached text is about ${Math.round(tokens).toLocaleString("en")} tokens, over half of ${this.model.name}'s context window.`, "warn", null, "context");
+    if (
+      contextWindow &&
+      tokens > contextWindow / 2 &&
+      (!this.notice.dataset.kind || this.notice.dataset.kind === "context")
+    ) {
+      this.showNotice(
+        `The attached text is about ${Math.round(tokens).toLocaleString("en")} tokens, over half of ${this.model.name}'s context window.`,
+        "warn",
+        null,
+        "context",
+      );
       return;
     }
     if (this.notice.dataset.kind === "context" && !(contextWindow && tokens > contextWindow / 2)) this.clearNotice();
     if (images && this.model && !this.model.vision) {
       if (this.notice.dataset.kind !== "vision" && this.notice.dataset.kind !== "confirm")
-        this.showNotice(`${this.model.name} can't see images; it will be told an image was omitted.`, "warn", null, "vision");
+        this.showNotice(
+          `${this.model.name} can't see images; it will be told an image was omitted.`,
+          "warn",
+          null,
+          "vision",
+        );
     } else if (this.notice.dataset.kind === "vision" || this.notice.dataset.kind === "confirm") this.clearNotice();
   }
 
@@ -266,7 +318,11 @@ export class Composer {
       }
       const items = [...this.attachments];
       const text = this.input.value;
-      const result = await this.onSendAttachments(text.trim(), items.map((a) => a.toPayload()), confirmImages);
+      const result = await this.onSendAttachments(
+        text.trim(),
+        items.map((a) => a.toPayload()),
+        confirmImages,
+      );
       if (result?.status === "sent") {
         if (this.input.value === text) this.input.value = "";
         for (const item of items) item.dispose();
@@ -275,7 +331,12 @@ export class Composer {
         this.renderAttachments();
         this.autosize();
       } else if (result?.status === "confirm_images") {
-        const anyway = h("button", { type: "button", class: "btn small", id: "attach-send-anyway", text: "Send anyway" });
+        const anyway = h("button", {
+          type: "button",
+          class: "btn small",
+          id: "attach-send-anyway",
+          text: "Send anyway",
+        });
         anyway.addEventListener("click", () => this.submit("steer", { confirmImages: true }));
         this.showNotice(result.message, "warn", anyway, "confirm");
       } else if (result?.status === "refused") {

@@ -12,7 +12,11 @@ export function createDialog({ title, className = "", description = "" }) {
   const body = h("div", { class: "dialog-body" });
   const dialog = h(
     "dialog",
-    { class: `dialog ${className}`.trim(), "aria-labelledby": titleId, ...(description ? { "aria-describedby": descId } : {}) },
+    {
+      class: `dialog ${className}`.trim(),
+      "aria-labelledby": titleId,
+      ...(description ? { "aria-describedby": descId } : {}),
+    },
     h("header", { class: "dialog-head" }, h("h2", { id: titleId, text: title }), close),
     description ? h("p", { id: descId, class: "dialog-desc", text: description }) : null,
     body,
@@ -22,7 +26,8 @@ export function createDialog({ title, className = "", description = "" }) {
     // A click on the backdrop (outside the dialog box) closes it.
     if (event.target !== dialog) return;
     const r = dialog.getBoundingClientRect();
-    const inside = event.clientX >= r.left && event.clientX <= r.right && event.clientY >= r.top && event.clientY <= r.bottom;
+    const inside =
+      event.clientX >= r.left && event.clientX <= r.right && event.clientY >= r.top && event.clientY <= r.bottom;
     if (!inside) dialog.close("cancel");
   });
   document.body.append(dialog);
@@ -57,7 +62,13 @@ export async function promptDialog(text, { title, value = "", label = "Name", co
   input.value = value;
   const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
   const ok = h("button", { type: "submit", class: "btn primary", text: confirmLabel });
-  const form = h("form", { method: "dialog" }, text ? h("p", { text }) : null, h("label", { class: "field" }, h("span", { text: label }), input), h("div", { class: "dialog-actions" }, cancel, ok));
+  const form = h(
+    "form",
+    { method: "dialog" },
+    text ? h("p", { text }) : null,
+    h("label", { class: "field" }, h("span", { text: label }), input),
+    h("div", { class: "dialog-actions" }, cancel, ok),
+  );
   body.append(form);
   cancel.addEventListener("click", () => dialog.close("cancel"));
   form.addEventListener("submit", (event) => {

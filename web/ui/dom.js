@@ -45,7 +45,8 @@ const ICONS = {
   settings:
     '<circle cx="12" cy="12" r="3"/><path d="M19.4 15a1.7 1.7 0 0 0 .3 1.8l.1.1a2 2 0 1 1-2.8 2.8l-.1-.1a1.7 1.7 0 0 0-1.8-.3 1.7 1.7 0 0 0-1 1.5V21a2 2 0 1 1-4 0v-.1a1.7 1.7 0 0 0-1.1-1.5 1.7 1.7 0 0 0-1.8.3l-.1.1a2 2 0 1 1-2.8-2.8l.1-.1a1.7 1.7 0 0 0 .3-1.8 1.7 1.7 0 0 0-1.5-1H3a2 2 0 1 1 0-4h.1a1.7 1.7 0 0 0 1.5-1.1 1.7 1.7 0 0 0-.3-1.8l-.1-.1a2 2 0 1 1 2.8-2.8l.1.1a1.7 1.7 0 0 0 1.8.3H9a1.7 1.7 0 0 0 1-1.5V3a2 2 0 1 1 4 0v.1a1.7 1.7 0 0 0 1 1.5 1.7 1.7 0 0 0 1.8-.3l.1-.1a2 2 0 1 1 2.8 2.8l-.1.1a1.7 1.7 0 0 0-.3 1.8V9a1.7 1.7 0 0 0 1.5 1H21a2 2 0 1 1 0 4h-.1a1.7 1.7 0 0 0-1.5 1z"/>',
   tool: '<path d="M14.7 6.3a4 4 0 0 0-5.4 5.4L3 18v3h3l6.3-6.3a4 4 0 0 0 5.4-5.4l-2.5 2.5-2.4-.6-.6-2.4z"/>',
-  brain: '<path d="M9 4a3 3 0 0 0-3 3 3 3 0 0 0-2 5 3 3 0 0 0 2 5 3 3 0 0 0 6 0V7a3 3 0 0 0-3-3z"/><path d="M15 4a3 3 0 0 1 3 3 3 3 0 0 1 2 5 3 3 0 0 1-2 5 3 3 0 0 1-6 0"/>',
+  brain:
+    '<path d="M9 4a3 3 0 0 0-3 3 3 3 0 0 0-2 5 3 3 0 0 0 2 5 3 3 0 0 0 6 0V7a3 3 0 0 0-3-3z"/><path d="M15 4a3 3 0 0 1 3 3 3 3 0 0 1 2 5 3 3 0 0 1-2 5 3 3 0 0 1-6 0"/>',
   eye: '<path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12z"/><circle cx="12" cy="12" r="3"/>',
   key: '<circle cx="8" cy="15" r="4"/><path d="M11 12l9-9M17 6l3 3M15 8l2 2"/>',
   folder: '<path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z"/>',
@@ -78,7 +79,11 @@ export function icon(name, cls = "icon") {
 
 export function iconButton(name, label, props = {}) {
   const { class: extra = "", ...rest } = props;
-  return h("button", { type: "button", "aria-label": label, title: label, ...rest, class: `icon-btn ${extra}`.trim() }, icon(name));
+  return h(
+    "button",
+    { type: "button", "aria-label": label, title: label, ...rest, class: `icon-btn ${extra}`.trim() },
+    icon(name),
+  );
 }
 
 export function formatTokens(n) {
@@ -104,7 +109,8 @@ export function formatContext(n) {
 
 export function formatPrice(cost) {
   if (!cost || (!cost.input && !cost.output)) return "Free";
-  const f = (v) => (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2).replace(/\.?0+$/, "") : v.toFixed(3).replace(/0+$/, ""));
+  const f = (v) =>
+    v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2).replace(/\.?0+$/, "") : v.toFixed(3).replace(/0+$/, "");
   return `$${f(cost.input)} / $${f(cost.output)}`;
 }
 
@@ -124,9 +130,15 @@ export function relativeDay(iso) {
 // What the stream errors of py_agent.ai.providers mean for a person; the saved message
 // keeps pi's wording, shown after the explanation.
 const STREAM_ERRORS = [
-  [/^Connection error: (network error|Failed to fetch|Load failed)\b/i, () => "The connection to the provider was lost before the reply was complete."],
+  [
+    /^Connection error: (network error|Failed to fetch|Load failed)\b/i,
+    () => "The connection to the provider was lost before the reply was complete.",
+  ],
   [/^Connection error: Request timed out/, () => "The provider did not answer in time."],
-  [/^Stream stalled: no data for (\S+)/, (m) => `The provider sent nothing for ${m[1]}, so the reply was stopped (the stall timeout is in Settings → Chat).`],
+  [
+    /^Stream stalled: no data for (\S+)/,
+    (m) => `The provider sent nothing for ${m[1]}, so the reply was stopped (the stall timeout is in Settings → Chat).`,
+  ],
   [/^Stream ended unexpectedly/, () => "The reply was cut off before its end."],
   [/^Invalid JSON in SSE data/, () => "The provider sent data that could not be read."],
 ];
@@ -200,7 +212,9 @@ export function collapseIfLong(bubble, body, text) {
     body.style.overflow = open ? "" : "hidden";
     body.style.maskImage = open ? "" : "linear-gradient(to bottom, #000 70%, transparent)";
     button.setAttribute("aria-expanded", String(open));
-    button.textContent = open ? "Show less" : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
+    button.textContent = open
+      ? "Show less"
+      : `Show more (${text.length.toLocaleString()} characters, ${lines.toLocaleString()} lines)`;
   };
   button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
   set(false);

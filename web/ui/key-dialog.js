@@ -18,7 +18,13 @@ export async function askForKey(request, { reason = "", test = true, confirmLabe
     placeholder: request.keyHint || "Paste your key",
     "aria-describedby": "api-key-help",
   });
-  const reveal = h("button", { type: "button", class: "btn ghost small", "aria-pressed": "false", "aria-label": "Show the key", text: "Show" });
+  const reveal = h("button", {
+    type: "button",
+    class: "btn ghost small",
+    "aria-pressed": "false",
+    "aria-label": "Show the key",
+    text: "Show",
+  });
   reveal.addEventListener("click", () => {
     const shown = input.type === "text";
     input.type = shown ? "password" : "text";
@@ -27,7 +33,13 @@ export async function askForKey(request, { reason = "", test = true, confirmLabe
     reveal.setAttribute("aria-label", shown ? "Show the key" : "Hide the key");
   });
   const where = request.custom ? request.baseUrl || "its server" : label;
-  const remember = h("input", { type: "radio", name: "key-place", value: "device", checked: true, id: "key-place-device" });
+  const remember = h("input", {
+    type: "radio",
+    name: "key-place",
+    value: "device",
+    checked: true,
+    id: "key-place-device",
+  });
   const tabOnly = h("input", { type: "radio", name: "key-place", value: "tab", id: "key-place-tab" });
   const testBox = h("input", { type: "checkbox", id: "key-test", checked: test });
   testBox.checked = test;
@@ -45,7 +57,16 @@ export async function askForKey(request, { reason = "", test = true, confirmLabe
       "The key stays in this browser: it is never put in a URL, an export or a log.",
     ),
     request.keyUrl
-      ? h("p", {}, h("a", { href: request.keyUrl, target: "_blank", rel: "noopener noreferrer", class: "link" }, `Get a key from ${label}`, icon("external", "icon inline")))
+      ? h(
+          "p",
+          {},
+          h(
+            "a",
+            { href: request.keyUrl, target: "_blank", rel: "noopener noreferrer", class: "link" },
+            `Get a key from ${label}`,
+            icon("external", "icon inline"),
+          ),
+        )
       : null,
     h("label", { class: "field", for: "api-key-input" }, h("span", { text: "API key" })),
     h("div", { class: "input-row" }, input, reveal),
@@ -53,8 +74,28 @@ export async function askForKey(request, { reason = "", test = true, confirmLabe
       "fieldset",
       { class: "choices" },
       h("legend", { text: "Keep the key" }),
-      h("label", { class: "choice" }, remember, h("span", {}, h("strong", { text: "On this device" }), h("small", { text: "Until you delete it in Settings." }))),
-      h("label", { class: "choice" }, tabOnly, h("span", {}, h("strong", { text: "For this tab only" }), h("small", { text: "Forgotten when the tab is closed." }))),
+      h(
+        "label",
+        { class: "choice" },
+        remember,
+        h(
+          "span",
+          {},
+          h("strong", { text: "On this device" }),
+          h("small", { text: "Until you delete it in Settings." }),
+        ),
+      ),
+      h(
+        "label",
+        { class: "choice" },
+        tabOnly,
+        h(
+          "span",
+          {},
+          h("strong", { text: "For this tab only" }),
+          h("small", { text: "Forgotten when the tab is closed." }),
+        ),
+      ),
     ),
     h("label", { class: "check" }, testBox, h("span", { text: "Check the key first with a tiny request" })),
     error,
@@ -76,7 +117,12 @@ export async function askForKey(request, { reason = "", test = true, confirmLabe
     save.textContent = testBox.checked ? "Checking…" : "Saving…";
     error.hidden = true;
     try {
-      const result = await py("save_key", { provider: request.provider, key, remember: remember.checked, test: testBox.checked });
+      const result = await py("save_key", {
+        provider: request.provider,
+        key,
+        remember: remember.checked,
+        test: testBox.checked,
+      });
       if (result.ok) {
         saved = true;
         input.value = "";

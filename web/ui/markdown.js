@@ -28,7 +28,10 @@ const marked = new Marked({
 });
 
 function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  return String(text).replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c],
+  );
 }
 
 function escapeAttr(text) {
@@ -38,9 +41,33 @@ function escapeAttr(text) {
 const PURIFY_CONFIG = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: [
-    "style", "script", "form", "input", "button", "textarea", "select", "option", "iframe", "frame",
-    "frameset", "object", "embed", "link", "meta", "base", "img", "picture", "source", "video",
-    "audio", "track", "svg", "math", "template", "dialog", "noscript",
+    "style",
+    "script",
+    "form",
+    "input",
+    "button",
+    "textarea",
+    "select",
+    "option",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "link",
+    "meta",
+    "base",
+    "img",
+    "picture",
+    "source",
+    "video",
+    "audio",
+    "track",
+    "svg",
+    "math",
+    "template",
+    "dialog",
+    "noscript",
   ],
   FORBID_ATTR: ["style", "srcset", "formaction", "action", "background", "poster", "ping", "target"],
   ALLOW_DATA_ATTR: false,
@@ -64,7 +91,10 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
   // Only a code block's language class is kept (for highlighting); ids could clash with the app's.
   if (node.hasAttribute?.("id")) node.removeAttribute("id");
-  if (node.hasAttribute?.("class") && !(node.nodeName === "CODE" && /^language-[\w+#.-]+$/.test(node.getAttribute("class")))) {
+  if (
+    node.hasAttribute?.("class") &&
+    !(node.nodeName === "CODE" && /^language-[\w+#.-]+$/.test(node.getAttribute("class")))
+  ) {
     node.removeAttribute("class");
   }
 });
@@ -89,12 +119,18 @@ function decorateCode(fragment, { highlight }) {
         code.classList.add("hljs");
       }
     }
-    const copy = h("button", { type: "button", class: "code-copy", "aria-label": "Copy code", title: "Copy code" }, icon("copy"), icon("check", "icon done"));
+    const copy = h(
+      "button",
+      { type: "button", class: "code-copy", "aria-label": "Copy code", title: "Copy code" },
+      icon("copy"),
+      icon("check", "icon done"),
+    );
     copy.addEventListener("click", () => copyText(code.textContent, copy));
     const bar = h("div", { class: "code-bar" }, h("span", { class: "code-lang", text: language || "text" }), copy);
     const wrapper = h("div", { class: "code-block" }, bar);
     pre.replaceWith(wrapper);
-    for (const [name, value] of Object.entries(scrollRegion(language ? `${language} code` : "Code"))) pre.setAttribute(name, value);
+    for (const [name, value] of Object.entries(scrollRegion(language ? `${language} code` : "Code")))
+      pre.setAttribute(name, value);
     wrapper.append(pre);
   }
   for (const table of fragment.querySelectorAll("table")) {
@@ -167,7 +203,12 @@ function finishedPrefix(tokens, src) {
     if (token.type !== "space" && containsHtml([token])) break;
     offset += token.raw.length;
     const next = tokens[i + 1];
-    if (token.type === "space" && /^\S/.test(next.raw) && src.includes("\n", offset) && endsWithBlankLine(src, offset)) {
+    if (
+      token.type === "space" &&
+      /^\S/.test(next.raw) &&
+      src.includes("\n", offset) &&
+      endsWithBlankLine(src, offset)
+    ) {
       count = i + 1;
       length = offset;
     }

@@ -22,11 +22,20 @@ export async function pickModel(current) {
     autocomplete: "off",
     spellcheck: "false",
   });
-  const thinking = h("button", { type: "button", class: "chip-toggle", "aria-pressed": "false" }, icon("brain"), "Thinking");
+  const thinking = h(
+    "button",
+    { type: "button", class: "chip-toggle", "aria-pressed": "false" },
+    icon("brain"),
+    "Thinking",
+  );
   const vision = h("button", { type: "button", class: "chip-toggle", "aria-pressed": "false" }, icon("eye"), "Vision");
   const count = h("span", { class: "muted small", role: "status" });
   const list = h("ul", { class: "model-list", id: "model-list", role: "listbox", "aria-label": "Models" });
-  body.append(h("div", { class: "model-search" }, icon("search", "icon search-icon"), search), h("div", { class: "filters" }, thinking, vision, count), list);
+  body.append(
+    h("div", { class: "model-search" }, icon("search", "icon search-icon"), search),
+    h("div", { class: "filters" }, thinking, vision, count),
+    list,
+  );
 
   let models = [];
   let active = 0;
@@ -70,7 +79,9 @@ export async function pickModel(current) {
             { class: "model-main" },
             h("span", { class: "model-name", text: m.name }),
             h("span", { class: `badge ${m.demo ? "demo" : ""}`, text: m.providerLabel }),
-            isCurrent ? h("span", { class: "current-mark", role: "img", "aria-label": "current model" }, icon("check")) : null,
+            isCurrent
+              ? h("span", { class: "current-mark", role: "img", "aria-label": "current model" }, icon("check"))
+              : null,
           ),
           h(
             "div",

@@ -33,7 +33,9 @@ function app() {
 }
 
 if (channel) {
-  on("keys_changed", (p) => channel.postMessage({ type: "keys", action: String(p.action), provider: p.provider ?? null }));
+  on("keys_changed", (p) =>
+    channel.postMessage({ type: "keys", action: String(p.action), provider: p.provider ?? null }),
+  );
   on("sessions_changed", () => {
     if (echoing) return;
     clearTimeout(savedTimer);
@@ -43,7 +45,10 @@ if (channel) {
     const data = event.data ?? {};
     try {
       if (data.type === "keys") {
-        await py("sync_keys", { action: String(data.action), provider: typeof data.provider === "string" ? data.provider : null });
+        await py("sync_keys", {
+          action: String(data.action),
+          provider: typeof data.provider === "string" ? data.provider : null,
+        });
       } else if (data.type === "sessions") {
         echoing = true;
         try {

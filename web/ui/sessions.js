@@ -60,11 +60,23 @@ export class SessionList {
     }
     const children = [];
     if (!this.sessions.length) {
-      children.push(h("p", { class: "empty-list", text: this.search.value ? "No session matches." : "No saved sessions yet. They appear here after the first message." }));
+      children.push(
+        h("p", {
+          class: "empty-list",
+          text: this.search.value
+            ? "No session matches."
+            : "No saved sessions yet. They appear here after the first message.",
+        }),
+      );
     }
     for (const [day, sessions] of groups) {
       children.push(
-        h("section", { class: "session-group", "aria-label": day }, h("h3", { class: "group-title", text: day }), h("ul", { class: "sessions" }, ...sessions.map((s) => this.row(s)))),
+        h(
+          "section",
+          { class: "session-group", "aria-label": day },
+          h("h3", { class: "group-title", text: day }),
+          h("ul", { class: "sessions" }, ...sessions.map((s) => this.row(s))),
+        ),
       );
     }
     this.root.replaceChildren(...children);
@@ -74,7 +86,9 @@ export class SessionList {
   row(s) {
     const cost = s.usage?.cost?.total ?? 0;
     const model = s.model?.modelId ?? "";
-    const meta = [`${s.messageCount} message${s.messageCount === 1 ? "" : "s"}`, cost ? formatCost(cost) : null, model].filter(Boolean).join(" · ");
+    const meta = [`${s.messageCount} message${s.messageCount === 1 ? "" : "s"}`, cost ? formatCost(cost) : null, model]
+      .filter(Boolean)
+      .join(" · ");
     const open = h(
       "a",
       { href: `#/s/${encodeURIComponent(s.id)}`, class: "session-open", title: s.title || "Untitled" },
@@ -82,7 +96,11 @@ export class SessionList {
       h("span", { class: "session-meta", text: meta }),
     );
     open.addEventListener("click", () => this.onOpen(s.id));
-    const menuButton = iconButton("more", `Actions for ${s.title || "Untitled"}`, { class: "row-menu-btn small", "aria-haspopup": "menu", "aria-expanded": "false" });
+    const menuButton = iconButton("more", `Actions for ${s.title || "Untitled"}`, {
+      class: "row-menu-btn small",
+      "aria-haspopup": "menu",
+      "aria-expanded": "false",
+    });
     const menu = h("div", { class: "row-menu", role: "menu", hidden: true });
     const item = (label, iconName, action, danger = false) => {
       const b = h("button", { type: "button", role: "menuitem", class: danger ? "danger" : "" }, icon(iconName), label);
@@ -92,7 +110,11 @@ export class SessionList {
       });
       return b;
     };
-    menu.append(item("Rename", "edit", (x) => this.onRename(x)), item("Export .jsonl", "download", (x) => this.onExport(x)), item("Delete", "trash", (x) => this.onDelete(x), true));
+    menu.append(
+      item("Rename", "edit", (x) => this.onRename(x)),
+      item("Export .jsonl", "download", (x) => this.onExport(x)),
+      item("Delete", "trash", (x) => this.onDelete(x), true),
+    );
     menuButton.addEventListener("click", (event) => {
       event.stopPropagation();
       const opening = menu.hidden;

@@ -23,8 +23,22 @@ export async function openSettings({ tab = "keys", app } = {}) {
   const panels = h("div", { class: "tab-panels" });
   const buttons = [];
   for (const [id, label, render] of tabs) {
-    const button = h("button", { type: "button", role: "tab", id: `settings-tab-${id}`, "aria-controls": `settings-panel-${id}`, "aria-selected": "false", tabindex: "-1", text: label });
-    const panel = h("section", { role: "tabpanel", id: `settings-panel-${id}`, "aria-labelledby": `settings-tab-${id}`, class: "tab-panel", hidden: true });
+    const button = h("button", {
+      type: "button",
+      role: "tab",
+      id: `settings-tab-${id}`,
+      "aria-controls": `settings-panel-${id}`,
+      "aria-selected": "false",
+      tabindex: "-1",
+      text: label,
+    });
+    const panel = h("section", {
+      role: "tabpanel",
+      id: `settings-panel-${id}`,
+      "aria-labelledby": `settings-tab-${id}`,
+      class: "tab-panel",
+      hidden: true,
+    });
     button.addEventListener("click", () => select(id));
     buttons.push(button);
     tablist.append(button);
@@ -73,14 +87,30 @@ async function renderKeys(panel, { rerender }) {
       const place = places.get(p.provider);
       const state = place === "device" ? "Saved on this device" : place === "tab" ? "For this tab only" : "No key";
       const actions = h("div", { class: "row-actions" });
-      const set = h("button", { type: "button", class: "btn small", text: place ? "Replace" : "Add key", "aria-label": place ? `Replace the ${p.label} key` : `Add key for ${p.label}` });
+      const set = h("button", {
+        type: "button",
+        class: "btn small",
+        text: place ? "Replace" : "Add key",
+        "aria-label": place ? `Replace the ${p.label} key` : `Add key for ${p.label}`,
+      });
       set.addEventListener("click", async () => {
-        if (await askForKey({ provider: p.provider, label: p.label, keyUrl: p.keyUrl, custom: p.custom }, { confirmLabel: "Save", test: false })) rerender();
+        if (
+          await askForKey(
+            { provider: p.provider, label: p.label, keyUrl: p.keyUrl, custom: p.custom },
+            { confirmLabel: "Save", test: false },
+          )
+        )
+          rerender();
       });
       actions.append(set);
       const result = h("span", { class: "test-result", role: "status" });
       if (place) {
-        const test = h("button", { type: "button", class: "btn small ghost", text: "Test", "aria-label": `Test the ${p.label} key` });
+        const test = h("button", {
+          type: "button",
+          class: "btn small ghost",
+          text: "Test",
+          "aria-label": `Test the ${p.label} key`,
+        });
         test.addEventListener("click", async () => {
           test.disabled = true;
           result.textContent = "Testing…";
@@ -94,9 +124,20 @@ async function renderKeys(panel, { rerender }) {
             test.disabled = false;
           }
         });
-        const del = h("button", { type: "button", class: "btn small ghost danger", text: "Delete", "aria-label": `Delete the ${p.label} key` });
+        const del = h("button", {
+          type: "button",
+          class: "btn small ghost danger",
+          text: "Delete",
+          "aria-label": `Delete the ${p.label} key`,
+        });
         del.addEventListener("click", async () => {
-          if (await confirmDialog(`Delete the ${p.label} key from this browser?`, { title: "Delete key", confirmLabel: "Delete", danger: true })) {
+          if (
+            await confirmDialog(`Delete the ${p.label} key from this browser?`, {
+              title: "Delete key",
+              confirmLabel: "Delete",
+              danger: true,
+            })
+          ) {
             await py("delete_key", { provider: p.provider });
             rerender();
           }
@@ -106,7 +147,12 @@ async function renderKeys(panel, { rerender }) {
       return h(
         "li",
         { class: "key-row" },
-        h("div", { class: "key-info" }, h("strong", { text: p.label }), h("span", { class: `key-place ${place ? "has" : ""}`, text: state })),
+        h(
+          "div",
+          { class: "key-info" },
+          h("strong", { text: p.label }),
+          h("span", { class: `key-place ${place ? "has" : ""}`, text: state }),
+        ),
         result,
         actions,
       );
@@ -114,13 +160,22 @@ async function renderKeys(panel, { rerender }) {
   const forget = h("button", { type: "button", class: "btn danger", text: "Forget all keys" });
   forget.disabled = status.keys.length === 0;
   forget.addEventListener("click", async () => {
-    if (await confirmDialog("Every API key is erased from this browser (this device and this tab). Your sessions stay.", { title: "Forget all keys", confirmLabel: "Forget all keys", danger: true })) {
+    if (
+      await confirmDialog("Every API key is erased from this browser (this device and this tab). Your sessions stay.", {
+        title: "Forget all keys",
+        confirmLabel: "Forget all keys",
+        danger: true,
+      })
+    ) {
       await py("forget_all_keys");
       rerender();
     }
   });
   panel.replaceChildren(
-    h("p", { class: "muted", text: "Keys are kept in this browser only and sent only to their provider. “On this device” keys are stored in the browser's storage for this site; “this tab” keys are forgotten when the tab closes." }),
+    h("p", {
+      class: "muted",
+      text: "Keys are kept in this browser only and sent only to their provider. “On this device” keys are stored in the browser's storage for this site; “this tab” keys are forgotten when the tab closes.",
+    }),
     h("ul", { class: "key-list" }, ...rows),
     h("div", { class: "section-foot" }, forget),
   );
@@ -136,13 +191,22 @@ async function renderProviders(panel, { rerender, app }) {
   const cards = providers.map((p) => {
     const edit = h("button", { type: "button", class: "btn small", text: "Edit", "aria-label": `Edit ${p.name}` });
     edit.addEventListener("click", () => panel.replaceChildren(providerForm(p, rerender, serverTypes)));
-    const refresh = h("button", { type: "button", class: "btn small ghost", text: "Refresh models", "aria-label": `Refresh models of ${p.name}` });
+    const refresh = h("button", {
+      type: "button",
+      class: "btn small ghost",
+      text: "Refresh models",
+      "aria-label": `Refresh models of ${p.name}`,
+    });
     const status = h("span", { class: "muted small", role: "status" });
     refresh.addEventListener("click", async () => {
       refresh.disabled = true;
       status.textContent = "Asking the server…";
       try {
-        const r = await py("save_custom_provider", { provider: toArgs(p, serverTypes), original_name: p.name, discover: true });
+        const r = await py("save_custom_provider", {
+          provider: toArgs(p, serverTypes),
+          original_name: p.name,
+          discover: true,
+        });
         status.textContent = r.needModels ? r.problem : r.warning ? r.warning : `${r.models.length} models`;
         if (!r.warning && !r.needModels) rerender();
       } catch (error) {
@@ -151,9 +215,20 @@ async function renderProviders(panel, { rerender, app }) {
         refresh.disabled = false;
       }
     });
-    const del = h("button", { type: "button", class: "btn small ghost danger", text: "Delete", "aria-label": `Delete ${p.name}` });
+    const del = h("button", {
+      type: "button",
+      class: "btn small ghost danger",
+      text: "Delete",
+      "aria-label": `Delete ${p.name}`,
+    });
     del.addEventListener("click", async () => {
-      if (await confirmDialog(`Remove ${p.name} and its key? Sessions that used it stay.`, { title: "Delete provider", confirmLabel: "Delete", danger: true })) {
+      if (
+        await confirmDialog(`Remove ${p.name} and its key? Sessions that used it stay.`, {
+          title: "Delete provider",
+          confirmLabel: "Delete",
+          danger: true,
+        })
+      ) {
         await py("delete_custom_provider", { name: p.name });
         rerender();
       }
@@ -163,11 +238,21 @@ async function renderProviders(panel, { rerender, app }) {
       { class: "provider-card" },
       h("div", {}, h("strong", { text: p.name }), h("span", { class: "badge", text: p.label })),
       h("div", { class: "mono small muted", text: p.baseUrl }),
-      h("div", { class: "small", text: `${p.models.length} model${p.models.length === 1 ? "" : "s"}${p.needsKey ? (p.hasKey ? " · key saved" : " · needs a key") : ""}` }),
+      h("div", {
+        class: "small",
+        text: `${p.models.length} model${p.models.length === 1 ? "" : "s"}${p.needsKey ? (p.hasKey ? " · key saved" : " · needs a key") : ""}`,
+      }),
       h("div", { class: "row-actions" }, edit, refresh, del, status),
     );
   });
-  const proxy = h("input", { class: "input mono", id: "proxy-url", type: "url", placeholder: "https://my-proxy.example", autocomplete: "off", spellcheck: "false" });
+  const proxy = h("input", {
+    class: "input mono",
+    id: "proxy-url",
+    type: "url",
+    placeholder: "https://my-proxy.example",
+    autocomplete: "off",
+    spellcheck: "false",
+  });
   proxy.value = app.init.settings.proxyUrl ?? "";
   const saveProxy = h("button", { type: "button", class: "btn small", text: "Save proxy" });
   const proxyNote = h("span", { class: "muted small", role: "status" });
@@ -181,14 +266,22 @@ async function renderProviders(panel, { rerender, app }) {
     }
   });
   panel.replaceChildren(
-    h("p", { class: "muted", text: "Connect any OpenAI-compatible server: Ollama, LM Studio, llama.cpp, vLLM on this computer, or a hosted API. The page talks to it directly, so the server must allow requests from this page (CORS); the error message tells how when it does not." }),
-    providers.length ? h("ul", { class: "provider-list" }, ...cards) : h("p", { class: "empty-list", text: "No custom provider yet." }),
+    h("p", {
+      class: "muted",
+      text: "Connect any OpenAI-compatible server: Ollama, LM Studio, llama.cpp, vLLM on this computer, or a hosted API. The page talks to it directly, so the server must allow requests from this page (CORS); the error message tells how when it does not.",
+    }),
+    providers.length
+      ? h("ul", { class: "provider-list" }, ...cards)
+      : h("p", { class: "empty-list", text: "No custom provider yet." }),
     h("div", { class: "section-foot" }, add),
     h(
       "details",
       { class: "proxy-box" },
       h("summary", { text: "CORS proxy (for servers that cannot allow this page)" }),
-      h("p", { class: "muted small", text: "Requests of the providers marked “through the proxy” go to <proxy>/?url=<request URL>. The proxy sees those requests, including the provider's key: use only a proxy you run or trust." }),
+      h("p", {
+        class: "muted small",
+        text: "Requests of the providers marked “through the proxy” go to <proxy>/?url=<request URL>. The proxy sees those requests, including the provider's key: use only a proxy you run or trust.",
+      }),
       h("label", { class: "field" }, h("span", { text: "Proxy URL" }), proxy),
       h("div", { class: "row-actions" }, saveProxy, proxyNote),
     ),
@@ -201,7 +294,12 @@ function typeOf(p, types) {
 }
 
 function toArgs(p, types) {
-  return argsFor(typeOf(p, types), { name: p.name, baseUrl: p.baseUrl, models: p.manualModels ?? [], useProxy: Boolean(p.useProxy) });
+  return argsFor(typeOf(p, types), {
+    name: p.name,
+    baseUrl: p.baseUrl,
+    models: p.manualModels ?? [],
+    useProxy: Boolean(p.useProxy),
+  });
 }
 
 function argsFor(type, { name, baseUrl, models, useProxy = false }) {
@@ -212,15 +310,40 @@ function providerForm(existing, done, types) {
   const defaults = Object.fromEntries(types.filter((t) => t.defaultBaseUrl).map((t) => [t.value, t.defaultBaseUrl]));
   const currentKind = existing ? toArgs(existing, types) : null;
   const kindValue = existing ? typeOf(existing, types).value : types[0].value;
-  const kind = h("select", { class: "input", id: "provider-kind" }, ...types.map((t) => h("option", { value: t.value, text: t.label })));
+  const kind = h(
+    "select",
+    { class: "input", id: "provider-kind" },
+    ...types.map((t) => h("option", { value: t.value, text: t.label })),
+  );
   kind.value = kindValue;
   const selected = () => types.find((t) => t.value === kind.value) ?? types[0];
-  const name = h("input", { class: "input", id: "provider-name", type: "text", required: true, placeholder: "e.g. My Ollama", autocomplete: "off" });
+  const name = h("input", {
+    class: "input",
+    id: "provider-name",
+    type: "text",
+    required: true,
+    placeholder: "e.g. My Ollama",
+    autocomplete: "off",
+  });
   name.value = existing?.name ?? "";
-  const url = h("input", { class: "input mono", id: "provider-url", type: "url", required: true, placeholder: "http://localhost:11434", autocomplete: "off", spellcheck: "false", "aria-describedby": "provider-url-problem" });
+  const url = h("input", {
+    class: "input mono",
+    id: "provider-url",
+    type: "url",
+    required: true,
+    placeholder: "http://localhost:11434",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-describedby": "provider-url-problem",
+  });
   url.value = existing?.baseUrl ?? selected().defaultBaseUrl;
   // Checked where it is typed (py_agent/app/network.py check_base_url): the reason, never a guess.
-  const urlProblem = h("p", { class: "form-error field-problem", id: "provider-url-problem", role: "alert", hidden: true });
+  const urlProblem = h("p", {
+    class: "form-error field-problem",
+    id: "provider-url-problem",
+    role: "alert",
+    hidden: true,
+  });
   const checkUrl = async () => {
     const value = url.value.trim();
     if (!value) {
@@ -237,14 +360,30 @@ function providerForm(existing, done, types) {
     return r.ok;
   };
   url.addEventListener("change", checkUrl);
-  const key = h("input", { class: "input mono", id: "provider-key", type: "password", autocomplete: "off", spellcheck: "false", placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional" });
-  const models = h("input", { class: "input mono", id: "provider-models", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "model ids, comma-separated (optional if the server lists them)", "aria-describedby": "provider-models-note" });
+  const key = h("input", {
+    class: "input mono",
+    id: "provider-key",
+    type: "password",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: existing?.hasKey ? "(key saved — leave empty to keep it)" : "optional",
+  });
+  const models = h("input", {
+    class: "input mono",
+    id: "provider-models",
+    type: "text",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "model ids, comma-separated (optional if the server lists them)",
+    "aria-describedby": "provider-models-note",
+  });
   models.value = (currentKind?.models ?? []).join(", ");
   const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
   viaProxy.checked = Boolean(existing?.useProxy);
   viaProxy.addEventListener("change", () => url.value.trim() && checkUrl());
   kind.addEventListener("change", () => {
-    if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value))) url.value = defaults[kind.value];
+    if (defaults[kind.value] && (!url.value || Object.values(defaults).includes(url.value)))
+      url.value = defaults[kind.value];
     if (!defaults[kind.value] && Object.values(defaults).includes(url.value)) url.value = "";
     showFields();
   });
@@ -256,7 +395,10 @@ function providerForm(existing, done, types) {
     argsFor(selected(), {
       name: name.value.trim(),
       baseUrl: url.value.trim(),
-      models: models.value.split(",").map((s) => s.trim()).filter(Boolean),
+      models: models.value
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
       useProxy: viaProxy.checked,
     });
   test.addEventListener("click", async () => {
@@ -292,8 +434,23 @@ function providerForm(existing, done, types) {
     name: h("label", { class: "field" }, h("span", { text: "Name" }), name),
     baseUrl: h("div", { class: "field" }, h("label", { for: "provider-url", text: "Base URL" }), url, urlProblem),
     apiKey: h("label", { class: "field" }, h("span", { text: "API key (optional)" }), key),
-    models: h("div", { class: "field" }, h("label", { for: "provider-models", text: "Models" }), models, h("p", { class: "muted small", id: "provider-models-note", text: "Needed when the server does not list its models." })),
-    useProxy: h("label", { class: "check" }, viaProxy, h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" })),
+    models: h(
+      "div",
+      { class: "field" },
+      h("label", { for: "provider-models", text: "Models" }),
+      models,
+      h("p", {
+        class: "muted small",
+        id: "provider-models-note",
+        text: "Needed when the server does not list its models.",
+      }),
+    ),
+    useProxy: h(
+      "label",
+      { class: "check" },
+      viaProxy,
+      h("span", { text: "Send this provider's requests through the CORS proxy (set below the list)" }),
+    ),
   };
   const showFields = () => {
     const type = selected();
@@ -327,7 +484,12 @@ function providerForm(existing, done, types) {
     out.className = "discovery";
     out.textContent = "Saving and asking the server for its models…";
     try {
-      const r = await py("save_custom_provider", { provider: a, key: key.value, original_name: existing?.name ?? null, discover: true });
+      const r = await py("save_custom_provider", {
+        provider: a,
+        key: key.value,
+        original_name: existing?.name ?? null,
+        discover: true,
+      });
       if (r.needModels) {
         // Nothing to pick from: not saved; the model ids are asked for instead.
         out.className = "discovery bad";
@@ -389,9 +551,19 @@ async function renderTools(panel, { rerender }) {
     const net = h("input", { type: "checkbox", id: `${tool}-network` });
     net.checked = Boolean(settings[`${tool}_network`]);
     net.addEventListener("change", () => save({ ...settings, [`${tool}_network`]: net.checked }));
-    const timeout = h("input", { type: "number", class: "input", id: `${tool}-timeout`, min: "1", max: "3600", step: "1", "aria-label": `${label} time limit in seconds` });
+    const timeout = h("input", {
+      type: "number",
+      class: "input",
+      id: `${tool}-timeout`,
+      min: "1",
+      max: "3600",
+      step: "1",
+      "aria-label": `${label} time limit in seconds`,
+    });
     timeout.value = String(Math.round(settings[`${tool}_timeout_ms`] / 1000));
-    timeout.addEventListener("change", () => save({ ...settings, [`${tool}_timeout_ms`]: Math.round(Number(timeout.value) * 1000) }));
+    timeout.addEventListener("change", () =>
+      save({ ...settings, [`${tool}_timeout_ms`]: Math.round(Number(timeout.value) * 1000) }),
+    );
     return h(
       "div",
       { class: "tool-setting" },
@@ -401,8 +573,13 @@ async function renderTools(panel, { rerender }) {
     );
   };
   panel.replaceChildren(
-    h("p", { class: "muted", text: "The tools the model may use in your sessions. Code runs in sandboxes that cannot reach this page, its storage or your keys; the network is off unless you allow it." }),
-    tools.length ? h("ul", { class: "tool-list" }, ...rows) : h("p", { class: "empty-list", text: "No tool is enabled in this build." }),
+    h("p", {
+      class: "muted",
+      text: "The tools the model may use in your sessions. Code runs in sandboxes that cannot reach this page, its storage or your keys; the network is off unless you allow it.",
+    }),
+    tools.length
+      ? h("ul", { class: "tool-list" }, ...rows)
+      : h("p", { class: "empty-list", text: "No tool is enabled in this build." }),
     tools.includes("javascript") || disabled.has("javascript") ? sandboxRow("javascript", "JavaScript") : null,
     tools.includes("python") || disabled.has("python") ? sandboxRow("python", "Python") : null,
   );
@@ -426,7 +603,13 @@ async function renderChat(panel, { app }) {
     await py("set_system_prompt", { prompt: prompt.value });
     note.textContent = "This session now uses it (saved with the session).";
   });
-  const theme = h("select", { class: "input", id: "theme-select" }, h("option", { value: "system", text: "Follow the system" }), h("option", { value: "light", text: "Light" }), h("option", { value: "dark", text: "Dark" }));
+  const theme = h(
+    "select",
+    { class: "input", id: "theme-select" },
+    h("option", { value: "system", text: "Follow the system" }),
+    h("option", { value: "light", text: "Light" }),
+    h("option", { value: "dark", text: "Dark" }),
+  );
   theme.value = init.settings.theme ?? "system";
   theme.addEventListener("change", async () => {
     app.applyTheme(theme.value);
@@ -436,7 +619,10 @@ async function renderChat(panel, { app }) {
   panel.replaceChildren(
     h("label", { class: "field" }, h("span", { text: "System prompt" }), prompt),
     h("div", { class: "row-actions" }, saveDefault, applyHere, note),
-    h("p", { class: "muted small", text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions." }),
+    h("p", {
+      class: "muted small",
+      text: "Each session keeps the system prompt it was started with; changing it here applies to new sessions.",
+    }),
     h("label", { class: "field" }, h("span", { text: "Theme" }), theme),
     stallTimeoutField(init), // py_agent/app/reliability.py
   );
@@ -444,7 +630,15 @@ async function renderChat(panel, { app }) {
 
 // How long a reply may send nothing before it is ended as stalled (py_agent/app/reliability.py).
 function stallTimeoutField(init) {
-  const input = h("input", { class: "input", id: "idle-timeout", type: "number", min: "0", max: "3600", step: "0.5", inputmode: "decimal" });
+  const input = h("input", {
+    class: "input",
+    id: "idle-timeout",
+    type: "number",
+    min: "0",
+    max: "3600",
+    step: "0.5",
+    inputmode: "decimal",
+  });
   const ms = init.settings.idleTimeoutMs;
   input.value = String(typeof ms === "number" ? ms / 1000 : 120);
   const note = h("span", { class: "muted small", role: "status", id: "idle-timeout-note" });
@@ -462,7 +656,10 @@ function stallTimeoutField(init) {
     { class: "field" },
     h("label", { for: "idle-timeout", text: "Stall timeout (seconds)" }),
     input,
-    h("p", { class: "muted small", text: "A reply that sends nothing for this long is stopped with an error you can retry (0: wait forever)." }),
+    h("p", {
+      class: "muted small",
+      text: "A reply that sends nothing for this long is stopped with an error you can retry (0: wait forever).",
+    }),
     note,
   );
 }
@@ -487,7 +684,10 @@ async function renderStorage(panel, { rerender }) {
     h("p", {}, h("strong", { text: "Storage: " }), state),
     h("p", { class: "muted", text: usage }),
     h("div", { class: "row-actions" }, ask),
-    h("p", { class: "muted small", text: "Sessions, settings and keys saved “on this device” live in this browser's storage for this site (IndexedDB). Nothing is sent anywhere except your messages to the provider you chose." }),
+    h("p", {
+      class: "muted small",
+      text: "Sessions, settings and keys saved “on this device” live in this browser's storage for this site (IndexedDB). Nothing is sent anywhere except your messages to the provider you chose.",
+    }),
   );
 }
 
@@ -496,7 +696,9 @@ async function renderStorage(panel, { rerender }) {
 function renderAbout(panel, { app }) {
   const v = app.versions ?? {};
   panel.replaceChildren(
-    h("p", { text: "py-agent is pi's agent core rebuilt in Python, running in this page on Pyodide. Conversations and keys stay in this browser; replies come straight from the provider you choose." }),
+    h("p", {
+      text: "py-agent is pi's agent core rebuilt in Python, running in this page on Pyodide. Conversations and keys stay in this browser; replies come straight from the provider you choose.",
+    }),
     h(
       "dl",
       { class: "versions" },
@@ -507,7 +709,10 @@ function renderAbout(panel, { app }) {
         ["pydantic", v.pydantic],
       ].map(([k, val]) => h("div", {}, h("dt", { text: k }), h("dd", { text: val ?? "?" }))),
     ),
-    h("p", { class: "muted small", text: `Session format: pi v3 (.jsonl). Tokens are counted as the provider reports them (${formatTokens(1234)} = 1,234).` }),
+    h("p", {
+      class: "muted small",
+      text: `Session format: pi v3 (.jsonl). Tokens are counted as the provider reports them (${formatTokens(1234)} = 1,234).`,
+    }),
     ...browserLimits(),
   );
 }
@@ -519,5 +724,11 @@ function browserLimits() {
     missing.push("offline use (this browser gives the page no service worker)");
   }
   if (!missing.length) return [];
-  return [h("p", { class: "muted small", id: "browser-limits", text: `Not available in this browser: ${missing.join("; ")}. Everything else works.` })];
+  return [
+    h("p", {
+      class: "muted small",
+      id: "browser-limits",
+      text: `Not available in this browser: ${missing.join("; ")}. Everything else works.`,
+    }),
+  ];
 }

@@ -16,7 +16,8 @@ export async function storageStatus() {
 export async function requestPersistence({ announceResult = false } = {}) {
   const storage = navigator.storage;
   if (!storage?.persist) {
-    if (announceResult) toast("This browser cannot keep storage persistent: export the sessions you want to keep.", "warn");
+    if (announceResult)
+      toast("This browser cannot keep storage persistent: export the sessions you want to keep.", "warn");
     return false;
   }
   if (await storage.persisted().catch(() => false)) {

@@ -26,7 +26,9 @@ const cards = new Map(); // toolCallId -> card state
 // ---- text helpers (pi's formatting) ----
 
 function cut(text, n) {
-  const s = String(text ?? "").replace(/\s+/g, " ").trim();
+  const s = String(text ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
   return s.length > n ? `${s.slice(0, n)}...` : s;
 }
 
@@ -60,7 +62,10 @@ function textBlocks(message) {
   const c = message?.content;
   if (typeof c === "string") return c;
   if (!Array.isArray(c)) return "";
-  return c.filter((b) => b?.type === "text").map((b) => b.text ?? "").join("\n");
+  return c
+    .filter((b) => b?.type === "text")
+    .map((b) => b.text ?? "")
+    .join("\n");
 }
 
 function finalOutput(messages = []) {
@@ -91,7 +96,9 @@ function toolCallLine(name, args = {}) {
     case "bash":
       return `$ ${cut(a.command ?? "", 60)}`;
     default: {
-      const text = Object.values(a).filter((v) => typeof v === "string" || typeof v === "number").join(" ");
+      const text = Object.values(a)
+        .filter((v) => typeof v === "string" || typeof v === "number")
+        .join(" ");
       return `→ ${name} ${cut(text, 50)}`;
     }
   }
@@ -112,22 +119,47 @@ function displayItems(messages = []) {
 // ---- the call (before any result) ----
 
 function callSummary(args) {
-  if (Array.isArray(args.chain) && args.chain.length) return { mode: "chain", text: `chain (${args.chain.length} step${args.chain.length > 1 ? "s" : ""})` };
-  if (Array.isArray(args.tasks) && args.tasks.length) return { mode: "parallel", text: `parallel (${args.tasks.length} task${args.tasks.length > 1 ? "s" : ""})` };
+  if (Array.isArray(args.chain) && args.chain.length)
+    return { mode: "chain", text: `chain (${args.chain.length} step${args.chain.length > 1 ? "s" : ""})` };
+  if (Array.isArray(args.tasks) && args.tasks.length)
+    return { mode: "parallel", text: `parallel (${args.tasks.length} task${args.tasks.length > 1 ? "s" : ""})` };
   if (args.agent) return { mode: "single", text: `${args.agent} · ${cut(args.task ?? "", 60)}` };
   return { mode: "single", text: "" };
 }
 
 function callPlan(args) {
-  const list = (Array.isArray(args.chain) && args.chain.length ? args.chain : Array.isArray(args.tasks) ? args.tasks : null) ?? [];
+  const list =
+    (Array.isArray(args.chain) && args.chain.length ? args.chain : Array.isArray(args.tasks) ? args.tasks : null) ?? [];
   const chain = Array.isArray(args.chain) && args.chain.length > 0;
   const ul = h("ol", { class: "subagent-plan" });
   list.slice(0, 3).forEach((item, i) => {
-    const task = chain ? String(item?.task ?? "").replaceAll("{previous}", "").trim() : item?.task;
-    ul.append(h("li", {}, h("span", { class: "subagent-agent", text: String(item?.agent ?? "?") }), " ", h("span", { class: "muted", text: cut(task, 40) }), chain ? null : h("span", { class: "visually-hidden", text: ` (task ${i + 1})` })));
+    const task = chain
+      ? String(item?.task ?? "")
+          .replaceAll("{previous}", "")
+          .trim()
+      : item?.task;
+    ul.append(
+      h(
+        "li",
+        {},
+        h("span", { class: "subagent-agent", text: String(item?.agent ?? "?") }),
+        " ",
+        h("span", { class: "muted", text: cut(task, 40) }),
+        chain ? null : h("span", { class: "visually-hidden", text: ` (task ${i + 1})` }),
+      ),
+    );
   });
   if (list.length > 3) ul.append(h("li", { class: "muted", text: `... +${list.length - 3} more` }));
-  if (!list.length && args.agent) ul.append(h("li", {}, h("span", { class: "subagent-agent", text: String(args.agent) }), " ", h("span", { class: "muted", text: cut(args.task ?? "", 60) })));
+  if (!list.length && args.agent)
+    ul.append(
+      h(
+        "li",
+        {},
+        h("span", { class: "subagent-agent", text: String(args.agent) }),
+        " ",
+        h("span", { class: "muted", text: cut(args.task ?? "", 60) }),
+      ),
+    );
   return ul;
 }
 
@@ -150,7 +182,8 @@ export function progressText(details, args, finished) {
   if (mode === "parallel") {
     const total = results.length || args.tasks?.length || 0;
     const c = counts(results);
-    if (!finished) return `⏳ parallel ${c.done}/${total} done, ${c.running} running${c.pending ? `, ${c.pending} pending` : ""}`;
+    if (!finished)
+      return `⏳ parallel ${c.done}/${total} done, ${c.running} running${c.pending ? `, ${c.pending} pending` : ""}`;
     return `${failed ? "✗" : "✓"} parallel ${total - failed}/${total} succeeded`;
   }
   if (mode === "chain") {
@@ -169,23 +202,56 @@ export function progressText(details, args, finished) {
 function transcriptNode(result) {
   const box = h("div", { class: "subagent-transcript-body" });
   if (result.systemPrompt) {
-    box.append(h("details", { class: "subagent-system" }, h("summary", { text: "System prompt" }), h("pre", { class: "tool-pre", text: result.systemPrompt })));
+    box.append(
+      h(
+        "details",
+        { class: "subagent-system" },
+        h("summary", { text: "System prompt" }),
+        h("pre", { class: "tool-pre", text: result.systemPrompt }),
+      ),
+    );
   }
-  if (Array.isArray(result.tools)) box.append(h("div", { class: "muted small", text: `Tools: ${result.tools.length ? result.tools.join(", ") : "none"}` }));
+  if (Array.isArray(result.tools))
+    box.append(
+      h("div", { class: "muted small", text: `Tools: ${result.tools.length ? result.tools.join(", ") : "none"}` }),
+    );
   for (const m of result.messages ?? []) {
     if (m?.role === "user") {
-      box.append(h("div", { class: "subagent-msg user" }, h("div", { class: "subagent-role", text: "Task" }), h("div", { class: "subagent-user-text", text: textBlocks(m) })));
+      box.append(
+        h(
+          "div",
+          { class: "subagent-msg user" },
+          h("div", { class: "subagent-role", text: "Task" }),
+          h("div", { class: "subagent-user-text", text: textBlocks(m) }),
+        ),
+      );
     } else if (m?.role === "assistant") {
-      const node = h("div", { class: "subagent-msg assistant" }, h("div", { class: "subagent-role", text: "Assistant" }));
+      const node = h(
+        "div",
+        { class: "subagent-msg assistant" },
+        h("div", { class: "subagent-role", text: "Assistant" }),
+      );
       for (const b of Array.isArray(m.content) ? m.content : []) {
-        if (b?.type === "text" && String(b.text ?? "").trim()) node.append(h("div", { class: "md" }, renderMarkdown(b.text, { highlight: false })));
-        else if (b?.type === "thinking" && String(b.thinking ?? "").trim()) node.append(h("details", { class: "subagent-thinking" }, h("summary", { text: "Thinking" }), h("div", { class: "muted small subagent-pre-text", text: b.thinking })));
-        else if (b?.type === "toolCall") node.append(h("div", { class: "subagent-call mono small", text: toolCallLine(b.name, b.arguments) }));
+        if (b?.type === "text" && String(b.text ?? "").trim())
+          node.append(h("div", { class: "md" }, renderMarkdown(b.text, { highlight: false })));
+        else if (b?.type === "thinking" && String(b.thinking ?? "").trim())
+          node.append(
+            h(
+              "details",
+              { class: "subagent-thinking" },
+              h("summary", { text: "Thinking" }),
+              h("div", { class: "muted small subagent-pre-text", text: b.thinking }),
+            ),
+          );
+        else if (b?.type === "toolCall")
+          node.append(h("div", { class: "subagent-call mono small", text: toolCallLine(b.name, b.arguments) }));
       }
       if (m.errorMessage) node.append(h("div", { class: "subagent-error", text: String(m.errorMessage) }));
       box.append(node);
     } else if (m?.role === "toolResult") {
-      const text = Array.isArray(m.content) ? m.content.map((b) => (b?.type === "text" ? b.text ?? "" : b?.type === "image" ? "[image]" : "")).join("\n") : textBlocks(m);
+      const text = Array.isArray(m.content)
+        ? m.content.map((b) => (b?.type === "text" ? (b.text ?? "") : b?.type === "image" ? "[image]" : "")).join("\n")
+        : textBlocks(m);
       box.append(
         h(
           "details",
@@ -226,12 +292,20 @@ function paintChild(child, r, mode, index) {
   if (status === "running" || status === "pending") {
     const recent = items.slice(-RECENT_ITEMS);
     const list = h("ul", { class: "subagent-recent" });
-    if (!recent.length) list.append(h("li", { class: "muted", text: status === "pending" ? "(waiting)" : "(running...)" }));
-    for (const item of recent) list.append(h("li", { class: item.type === "toolCall" ? "mono small" : "", text: item.type === "toolCall" ? toolCallLine(item.name, item.args) : cut(item.text, 160) }));
+    if (!recent.length)
+      list.append(h("li", { class: "muted", text: status === "pending" ? "(waiting)" : "(running...)" }));
+    for (const item of recent)
+      list.append(
+        h("li", {
+          class: item.type === "toolCall" ? "mono small" : "",
+          text: item.type === "toolCall" ? toolCallLine(item.name, item.args) : cut(item.text, 160),
+        }),
+      );
     parts.push(list);
   } else {
     const failed = status === "failed" || status === "aborted";
-    if (failed && r.errorMessage) parts.push(h("div", { class: "subagent-error", role: "note", text: `Error: ${r.errorMessage}` }));
+    if (failed && r.errorMessage)
+      parts.push(h("div", { class: "subagent-error", role: "note", text: `Error: ${r.errorMessage}` }));
     const output = finalOutput(r.messages);
     if (output) parts.push(h("div", { class: "md subagent-output" }, renderMarkdown(output, { highlight: true })));
     else if (!failed) parts.push(h("div", { class: "muted", text: "(no output)" }));
@@ -248,7 +322,12 @@ function paintChild(child, r, mode, index) {
 }
 
 function makeChild() {
-  const details = h("details", { class: "subagent-transcript" }, h("summary", {}), h("div", { class: "subagent-transcript-slot" }));
+  const details = h(
+    "details",
+    { class: "subagent-transcript" },
+    h("summary", {}),
+    h("div", { class: "subagent-transcript-slot" }),
+  );
   const child = { el: h("div", { class: "subagent-child" }), details, sig: null, result: null, stale: true };
   details.addEventListener("toggle", () => {
     if (details.open && child.result && child.stale) {
@@ -278,7 +357,13 @@ function paint(card) {
     card.list.replaceChildren(callPlan(args));
     card.children = [];
     const text = call.result ? textBlocks(call.result) : "";
-    card.foot.replaceChildren(text ? h("pre", { class: "tool-pre", text }) : call.status === "interrupted" ? h("p", { class: "hint", text: "This call did not finish." }) : "");
+    card.foot.replaceChildren(
+      text
+        ? h("pre", { class: "tool-pre", text })
+        : call.status === "interrupted"
+          ? h("p", { class: "hint", text: "This call did not finish." })
+          : "",
+    );
     return;
   }
   if (!card.children.length) card.list.replaceChildren();
@@ -299,7 +384,8 @@ function paint(card) {
   card.children.length = results.length;
   const total = formatUsage(sumUsage(results));
   const parts = [];
-  if (finished && total && results.length > 1) parts.push(h("div", { class: "subagent-total small", text: `Total: ${total}` }));
+  if (finished && total && results.length > 1)
+    parts.push(h("div", { class: "subagent-total small", text: `Total: ${total}` }));
   if (finished && call.status === "error" && call.result) {
     const text = textBlocks(call.result);
     if (text && mode !== "parallel") parts.push(h("div", { class: "subagent-error", text: cut(text, 400) }));
@@ -324,7 +410,16 @@ function cardFor(key) {
     const progress = h("div", { class: "subagent-progress", role: "status" });
     const list = h("div", { class: "subagent-children" });
     const foot = h("div", { class: "subagent-foot" });
-    card = { root: h("div", { class: "subagent-card" }, progress, list, foot), progress, list, foot, children: [], timer: null, paintedAt: null, call: null };
+    card = {
+      root: h("div", { class: "subagent-card" }, progress, list, foot),
+      progress,
+      list,
+      foot,
+      children: [],
+      timer: null,
+      paintedAt: null,
+      call: null,
+    };
     cards.set(key, card);
     if (cards.size > MAX_CARDS) cards.delete(cards.keys().next().value);
   }
@@ -341,5 +436,9 @@ registerToolRenderer("subagent", (call) => {
   const finished = call.status === "done" || call.status === "error" || call.status === "interrupted";
   const summary = callSummary(args).text;
   const progress = source?.details ? progressText(source.details, args, finished) : "";
-  return { title: "subagent", summary: progress && callSummary(args).mode !== "single" ? progress : summary, body: card.root };
+  return {
+    title: "subagent",
+    summary: progress && callSummary(args).mode !== "single" ? progress : summary,
+    body: card.root,
+  };
 });

@@ -10,7 +10,11 @@ export function toast(text, level = "info", { id = null, timeout = null, action 
   if (!root) return null;
   if (id && byId.has(id)) byId.get(id).remove();
   const close = iconButton("close", "Dismiss", { class: "small" });
-  const el = h("div", { class: `toast ${level}`, role: level === "error" ? "alert" : "status" }, h("span", { class: "toast-text", text }));
+  const el = h(
+    "div",
+    { class: `toast ${level}`, role: level === "error" ? "alert" : "status" },
+    h("span", { class: "toast-text", text }),
+  );
   if (action) {
     const button = h("button", { type: "button", class: "btn small", text: action.label });
     button.addEventListener("click", () => {
