@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from .. import __version__
 from ..ai.abort import AbortController, AbortError, AbortSignal
-from ..ai.transport import HttpTransport, get_default_transport
+from ..ai.sse import aiter_sse
+from ..ai.transport import HttpTransport, TransportError, get_default_transport
 from .errors import (
     McpAuthRequiredError,
     McpClosedError,
@@ -35,7 +36,7 @@ from .errors import (
     McpSessionHeaderHiddenError,
     McpTimeoutError,
 )
-from .http import Message, StreamableHttp, TokenSource, content_type, is_request, is_response, read_text
+from .http import Message, StreamableHttp, TokenSource, content_type, is_request, is_response, read_messages
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """Revisions reached with ``initialize`` (newest first: the one offered)."""
@@ -47,6 +48,7 @@ SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 DEFAULT_TIMEOUT = 60.0
 MAX_LIST_PAGES = 1000
 CANCEL_SEND_TIMEOUT = 5.0
+DIAGNOSE_TIMEOUT = 5.0
 STREAM_RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 Protocol = Literal["auto", "handshake", "modern"]
@@ -195,20 +197,25 @@ class McpClient:
         self._start_stream()
 
     async def _diagnose(self, detail: str) -> McpConnectError:
-        """Why a URL that refused ``initialize`` is not a streamable HTTP server: the old SSE transport, or no MCP."""
+        """Why a URL that refused ``initialize`` is not a streamable HTTP server: the old SSE transport
+        (its GET stream starts with an ``endpoint`` event), or no MCP at all."""
         probe = AbortController()
-        try:
-            response = await asyncio.wait_for(
-                self.http.send("GET", {"Accept": "text/event-stream"}, None, probe.signal), 5
-            )
+
+        async def first_event() -> str | None:
+            response = await self.http.send("GET", {"Accept": "text/event-stream"}, None, probe.signal)
             try:
-                if response.status == 200 and content_type(response) == "text/event-stream":
-                    text = await read_text(response, 2048)
-                    if "event: endpoint" in text or "event:endpoint" in text:
-                        return McpLegacySseError(self.url)
+                if response.status != 200 or content_type(response) != "text/event-stream":
+                    return None
+                async for event in aiter_sse(response.aiter_bytes()):
+                    return event.event
+                return None
             finally:
                 await response.aclose()
-        except (McpException, TimeoutError, AbortError):
+
+        try:
+            if await asyncio.wait_for(first_event(), DIAGNOSE_TIMEOUT) == "endpoint":
+                return McpLegacySseError(self.url)
+        except (McpException, TimeoutError, AbortError, TransportError):
             pass
         finally:
             probe.abort()
@@ -389,8 +396,6 @@ class McpClient:
             attempt += 1
 
     async def _open_stream(self, signal: AbortSignal) -> Any:
-        from .http import read_messages
-
         if self.http.modern:
             params = self._envelope({"notifications": {"toolsListChanged": True}}, None)
             message: Message = {

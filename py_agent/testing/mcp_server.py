@@ -172,15 +172,6 @@ class McpTestServer:
                 return
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             self.headers_seen.append(headers)
-            if self.legacy_only and headers.get("mcp-protocol-version") == "2026-07-28":
-                body = json.dumps(
-                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Unsupported protocol version"}}
-                ).encode()
-                await send(
-                    {"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]}
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
             if scope["method"] != "POST":
                 await app(scope, receive, send)
                 return
@@ -198,6 +189,15 @@ class McpTestServer:
                         self.seen.append(str(item["method"]))
             except ValueError:
                 pass
+            if self.legacy_only and headers.get("mcp-protocol-version") == "2026-07-28":
+                body = json.dumps(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Unsupported protocol version"}}
+                ).encode()
+                await send(
+                    {"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]}
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
             replayed = False
 
             async def replay() -> Any:
@@ -213,6 +213,9 @@ class McpTestServer:
 
     def start(self) -> McpTestServer:
         import uvicorn
+
+        if self._thread is not None:
+            return self
 
         config = uvicorn.Config(self._app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
         self._uvicorn = uvicorn.Server(config)
