@@ -149,7 +149,7 @@ class McpServer:
             await self.client.connect(signal)
         tools_capability = self.client.capabilities.get("tools")
         self.definitions = await self.client.list_tools(signal) if tools_capability is not None else []
-        self._build()
+        self.rebuild()
         return self.tools
 
     def _schedule_refresh(self) -> None:
@@ -169,9 +169,10 @@ class McpServer:
     def set_enabled(self, tool: str, enabled: bool) -> None:
         """Switch one of the server's tools (by its MCP name) on or off."""
         (self.disabled.discard if enabled else self.disabled.add)(tool)
-        self._build()
+        self.rebuild()
 
-    def _build(self) -> None:
+    def rebuild(self) -> None:
+        """Make the agent tools again (after ``disabled`` changed)."""
         names: set[str] = set()
         tools = []
         for definition in self.definitions:
