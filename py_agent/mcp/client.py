@@ -67,8 +67,9 @@ class McpClient:
     """One connection to one streamable HTTP server.
 
     ``headers`` go with every request (an ``Authorization`` header, say); ``token`` is asked for a
-    bearer token before each request (OAuth); ``origin`` is the page's origin, for the errors that
-    name it. ``protocol`` forces one era (tests; a server known to misbehave).
+    bearer token before each request (OAuth) and ``on_unauthorized`` refreshes it after a 401;
+    ``origin`` is the page's origin, for the errors that name it. ``protocol`` forces one era
+    (tests; a server known to misbehave).
     """
 
     def __init__(
@@ -82,9 +83,12 @@ class McpClient:
         origin: str | None = None,
         protocol: Protocol = "auto",
         client_name: str = "py-agent",
+        on_unauthorized: Callable[[McpAuthRequiredError], Awaitable[bool]] | None = None,
     ) -> None:
         self.http = StreamableHttp(url, transport or get_default_transport(), headers, token, origin)
         self.timeout = timeout
+        self.on_unauthorized = on_unauthorized
+        """After a 401: refresh the credentials (``True``: send the request once more)."""
         self.protocol: Protocol = protocol
         self.client_info = {"name": client_name, "version": __version__}
         self.server_info: dict[str, Any] = {}
@@ -121,13 +125,18 @@ class McpClient:
         """Negotiate the era and open the session; raises a named error when the server cannot be used."""
         if self._shutdown.signal.aborted:
             raise McpClosedError("MCP client is closed")
-        if self._connecting is None:
-            self._connecting = asyncio.ensure_future(self._connect(signal))
-        try:
-            await asyncio.shield(self._connecting)
-        finally:
-            if self._connecting.done():
-                self._connecting = None
+        for refreshed in (False, True):
+            if self._connecting is None:
+                self._connecting = asyncio.ensure_future(self._connect(signal))
+            try:
+                await asyncio.shield(self._connecting)
+                return
+            except McpAuthRequiredError as error:
+                if refreshed or self.on_unauthorized is None or not await self.on_unauthorized(error):
+                    raise
+            finally:
+                if self._connecting is not None and self._connecting.done():
+                    self._connecting = None
 
     async def _connect(self, signal: AbortSignal | None) -> None:
         _check_url(self.url, self.http.origin)
@@ -233,16 +242,21 @@ class McpClient:
         on_progress: ProgressListener | None = None,
     ) -> Any:
         """Send a request and return its result; a JSON-RPC error raises :class:`McpError`."""
-        for attempt in range(2):
+        expired = refreshed = False
+        while True:
             if not self._connected:
                 await self.connect(signal)
             try:
                 return await self._request_once(method, dict(params or {}), signal, timeout, on_progress)
             except McpSessionExpiredError:
-                if attempt:
+                if expired:
                     raise
+                expired = True
                 self._connected = False  # the server did not run it: a new session, and once more
-        raise AssertionError("unreachable")
+            except McpAuthRequiredError as error:
+                if refreshed or self.on_unauthorized is None or not await self.on_unauthorized(error):
+                    raise
+                refreshed = True  # a refreshed token, and once more
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         message: Message = {"jsonrpc": "2.0", "method": method}
