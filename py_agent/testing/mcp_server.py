@@ -8,24 +8,36 @@ announces the change); one resource, ``res://greeting``. ``tools/list`` is paged
 Switches reproduce the servers the client must name: ``cors=False`` (no CORS headers),
 ``expose_session=False`` (CORS without ``Access-Control-Expose-Headers: Mcp-Session-Id``),
 ``legacy_only=True`` (refuses 2026-07-28, as a 2025 server), ``old_sse=True`` (only the old
-HTTP+SSE transport). ``seen`` lists the JSON-RPC methods the server received, ``events`` what its
-tools saw (``"slow cancelled"``).
+HTTP+SSE transport), ``oauth=True`` (behind the SDK's authorization server, an in-memory
+provider). ``seen`` lists the JSON-RPC methods the server received, ``events`` what its tools saw
+(``"slow cancelled"``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import socket
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, TypedDict
 
 # Tool signatures are read by the SDK at run time: what they name must be module globals.
 import anyio
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp_types import ListToolsResult
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -48,6 +60,83 @@ class WeatherReport(TypedDict):
     conditions: str
 
 
+class InMemoryOAuthProvider:
+    """The SDK's authorization-server interface, in memory: registers any client, approves every
+    authorization at once (the redirect carries the code), issues short-lived tokens; ``expire()``
+    makes every access token invalid, so the next request gets a 401 and the client must refresh."""
+
+    def __init__(self, lifetime: int = 3600) -> None:
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.lifetime = lifetime
+        self.counter = 0
+        self.refreshed = 0
+
+    def _next(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}-{self.counter}-{secrets.token_hex(8)}"
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        code = AuthorizationCode(
+            code=self._next("code"),
+            scopes=params.scopes or [],
+            expires_at=time.time() + 300,
+            client_id=str(client.client_id),
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
+        self.codes[code.code] = code
+        return construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state)
+
+    async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
+        return self.codes.get(code)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access, refresh = self._next("access"), self._next("refresh")
+        expires = int(time.time()) + self.lifetime
+        self.access[access] = AccessToken(
+            token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
+        )
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
+        return OAuthToken(access_token=access, expires_in=self.lifetime, scope=" ".join(scopes), refresh_token=refresh)
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, code: AuthorizationCode
+    ) -> OAuthToken:
+        self.codes.pop(code.code, None)
+        return self._issue(str(client.client_id), code.scopes, code.resource)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        self.refresh.pop(refresh_token.token, None)
+        self.refreshed += 1
+        return self._issue(str(client.client_id), scopes or refresh_token.scopes, refresh_token.resource)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        return self.access.get(token)
+
+    async def revoke_token(self, token: Any) -> None:
+        self.access.pop(getattr(token, "token", ""), None)
+
+    def expire(self) -> None:
+        self.access.clear()
+
+
 def _build_server(state: McpTestServer) -> Any:
     class PagedServer(MCPServer):
         async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
@@ -57,7 +146,19 @@ def _build_server(state: McpTestServer) -> Any:
             state.pages_served += 1
             return ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
 
-    server = PagedServer("test-tools", instructions="Tools for the py_agent MCP tests.")
+    auth: dict[str, Any] = {}
+    if state.oauth is not None:
+        base = f"http://127.0.0.1:{state.port}"
+        auth = {
+            "auth_server_provider": state.oauth,
+            "auth": AuthSettings(
+                issuer_url=base,
+                resource_server_url=f"{base}/mcp",
+                client_registration_options=ClientRegistrationOptions(enabled=True),
+                validate_token_resource=True,
+            ),
+        }
+    server = PagedServer("test-tools", instructions="Tools for the py_agent MCP tests.", **auth)
 
     @server.tool(description="Add two integers and return the sum")
     def add(a: int, b: int) -> int:
@@ -123,6 +224,7 @@ class McpTestServer:
         json_response: bool = False,
         page_size: int = 2,
         allow_origin: str = "*",
+        oauth: bool = False,
     ) -> None:
         self.cors = cors
         self.expose_session = expose_session
@@ -141,6 +243,8 @@ class McpTestServer:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.port = int(self._socket.getsockname()[1])
+        self.oauth = InMemoryOAuthProvider() if oauth else None
+        """``oauth=True``: the server is behind the SDK's authorization server with this provider."""
         self.mcp = _build_server(self)
 
     @property
