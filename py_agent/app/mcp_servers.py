@@ -16,8 +16,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..ai.transport import get_default_transport
 from ..core.types import AgentTool
-from ..mcp import McpConnectError, McpException, McpServer, mcp_tool_name
+from ..mcp import McpAuthRequiredError, McpConnectError, McpException, McpServer, mcp_tool_name
+from ..mcp.oauth import McpOAuth, OAuthState
 from .commands import method_command
 from .network import page_origin
 from .plugin import Plugin, ToolHost
@@ -31,8 +33,18 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 def token_key(name: str) -> str:
-    """The key ring's name for a server's bearer token."""
+    """The key ring's name for a server's bearer token (or its OAuth access token)."""
     return f"{TOKEN_PREFIX}{name}"
+
+
+def refresh_key(name: str) -> str:
+    """The key ring's name for a server's OAuth refresh token."""
+    return f"{TOKEN_PREFIX}{name}:refresh"
+
+
+OAUTH_PUBLIC: tuple[str, ...] = ("issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint")
+OAUTH_PUBLIC += ("client_id", "redirect_uri", "scope", "expires_at", "pending")
+"""What of a sign-in is kept with the server's entry; the tokens (and a client secret) go to the key ring."""
 
 
 def describe_error(error: BaseException) -> dict[str, Any]:
@@ -40,6 +52,8 @@ def describe_error(error: BaseException) -> dict[str, Any]:
     info: dict[str, Any] = {"error": str(error) or type(error).__name__}
     if isinstance(error, McpConnectError):
         info.update(kind=error.kind, summary=error.summary, fix=error.fix)
+    elif isinstance(error, McpAuthRequiredError):
+        info.update(kind="auth", summary="This server needs you to sign in.", fix="Sign in with the button below.")
     return info
 
 
@@ -66,6 +80,9 @@ class McpRegistry:
         self.errors: dict[str, dict[str, Any]] = {}
         self.backend: Any = None
         self.get_key: Any = lambda name: None
+        self.set_key: Any = None
+        """``async set_key(name, value, remember)``: the key ring's, once the app gave it."""
+        self.challenges: dict[str, McpAuthRequiredError] = {}
         self._connecting: dict[str, asyncio.Future[McpServer]] = {}
 
     async def load(self, backend: Any) -> list[str]:
@@ -105,11 +122,13 @@ class McpRegistry:
             value = self.get_key(token_key(name))
             return value if isinstance(value, str) and value else None
 
+        oauth = self.oauth(name) if isinstance(config.get("oauth"), dict) else None
         server = McpServer(
             name,
             config["url"],
             headers=config.get("headers") or {},
-            token=token,
+            token=oauth.token if oauth is not None else token,
+            on_unauthorized=oauth.on_unauthorized if oauth is not None else None,
             origin=page_origin() or None,
             timeout=float(config.get("timeout") or 60),
         )
@@ -117,6 +136,8 @@ class McpRegistry:
             await server.refresh()
         except BaseException as error:
             self.errors[name] = describe_error(error)
+            if isinstance(error, McpAuthRequiredError):
+                self.challenges[name] = error
             await server.close()
             raise
         self.errors.pop(name, None)
@@ -124,6 +145,26 @@ class McpRegistry:
         server.rebuild()
         self.servers[name] = server
         return server
+
+    def oauth(self, name: str) -> McpOAuth:
+        """The server's sign-in: its kept state, tokens from the key ring, saved back after a change."""
+        config = self.configs[name]
+        kept = config.get("oauth")
+        public = {k: v for k, v in (kept if isinstance(kept, dict) else {}).items() if k in OAUTH_PUBLIC}
+        state = OAuthState(resource=config["url"], **public)
+        state.access_token = self.get_key(token_key(name)) or ""
+        state.refresh_token = self.get_key(refresh_key(name)) or ""
+
+        async def save(changed: OAuthState) -> None:
+            config["oauth"] = {k: getattr(changed, k) for k in OAUTH_PUBLIC}
+            await self.save()
+            if self.set_key is not None:
+                if changed.access_token:
+                    await self.set_key(token_key(name), changed.access_token, True)
+                if changed.refresh_token:
+                    await self.set_key(refresh_key(name), changed.refresh_token, True)
+
+        return McpOAuth(state, get_default_transport(), save)
 
     async def drop(self, name: str) -> None:
         server = self.servers.pop(name, None)
@@ -151,6 +192,7 @@ class McpRegistry:
                     "enabled": config.get("enabled", True) is not False,
                     "headers": sorted(config.get("headers") or {}),
                     "token": keys.place(token_key(name)),
+                    "signedIn": isinstance(config.get("oauth"), dict) and keys.place(token_key(name)) is not None,
                     "connected": live is not None and live.client.connected,
                     "tools": tools,
                     **({"problem": self.errors[name]} if name in self.errors else {}),
@@ -161,6 +203,7 @@ class McpRegistry:
     async def tools(self, host: ToolHost) -> list[AgentTool]:
         """The tools of every enabled server (a server that cannot be reached is left out and its error kept)."""
         self.get_key = host.get_api_key
+        self.set_key = host.extras.get("set_secret", self.set_key)
         names = [name for name, config in self.configs.items() if config.get("enabled", True) is not False]
 
         async def one(name: str) -> list[AgentTool]:
@@ -176,7 +219,7 @@ class McpRegistry:
     # -- the page's commands (Settings → MCP servers) --------------------------------------------
 
     async def mcp_servers(self, app: Any) -> dict[str, Any]:
-        self.get_key = app.keys.get
+        self.get_key, self.set_key = app.keys.get, app.keys.set
         return self.listing(app.keys)
 
     async def mcp_add(
@@ -205,7 +248,7 @@ class McpRegistry:
         """Connect again and list the tools: ``{ok, servers}`` or ``{ok: false, problem, servers}``."""
         if name not in self.configs:
             raise ValueError(f"No MCP server named {name!r}")
-        self.get_key = app.keys.get
+        self.get_key, self.set_key = app.keys.get, app.keys.set
         await self.drop(name)
         try:
             await asyncio.wait_for(self.server(name), 30)
@@ -242,8 +285,35 @@ class McpRegistry:
         await self.drop(name)
         await self.save()
         await app.keys.delete(token_key(name))
+        await app.keys.delete(refresh_key(name))
         await _refresh_session(app)
         return self.listing(app.keys)
+
+    async def mcp_sign_in(self, app: Any, name: str, redirect_uri: str) -> dict[str, Any]:
+        """Start a sign-in: ``{url}`` to open in a popup, which comes back to ``redirect_uri`` (the page)."""
+        if name not in self.configs:
+            raise ValueError(f"No MCP server named {name!r}")
+        self.get_key, self.set_key = app.keys.get, app.keys.set
+        self.configs[name].setdefault("oauth", {})
+        try:
+            url = await self.oauth(name).begin(_check_url(redirect_uri), self.challenges.get(name))
+        except McpException as error:
+            return {"ok": False, "problem": describe_error(error)}
+        return {"ok": True, "url": url}
+
+    async def mcp_sign_in_finish(self, app: Any, code: str, state: str) -> dict[str, Any]:
+        """The popup came back with ``code`` and ``state``: get the tokens, connect, list the tools."""
+        self.get_key, self.set_key = app.keys.get, app.keys.set
+        for name, config in self.configs.items():
+            oauth = config.get("oauth")
+            if isinstance(oauth, dict) and (oauth.get("pending") or {}).get("state") == state:
+                try:
+                    await self.oauth(name).finish(code, state)
+                except McpException as error:
+                    return {"ok": False, "problem": describe_error(error), **self.listing(app.keys)}
+                self.challenges.pop(name, None)
+                return await self.mcp_test(app, name)
+        raise ValueError("This sign-in answer matches no sign-in in progress.")
 
     async def mcp_import(self, app: Any, text: str, remember: bool = True) -> dict[str, Any]:
         """Add the HTTP servers of an ``mcpServers`` JSON; list the others with why they are left out."""
@@ -299,7 +369,16 @@ def mcp_plugin() -> Plugin:
         tool_factories={"mcp": registry.tools},
         commands=tuple(
             method_command(name, getattr(registry, name))
-            for name in ("mcp_servers", "mcp_add", "mcp_test", "mcp_switch", "mcp_remove", "mcp_import")
+            for name in (
+                "mcp_servers",
+                "mcp_add",
+                "mcp_test",
+                "mcp_switch",
+                "mcp_remove",
+                "mcp_import",
+                "mcp_sign_in",
+                "mcp_sign_in_finish",
+            )
         ),
         on_storage_open=registry.load,
     )

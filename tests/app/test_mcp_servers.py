@@ -137,3 +137,33 @@ async def test_pasting_mcp_servers_json_adds_the_http_server() -> None:
     assert result["added"] == [{"name": "t", "ok": True}]
     assert result["skipped"][0]["name"] == "local"
     assert [s["name"] for s in result["servers"]] == ["t"]
+
+
+async def test_sign_in_keeps_the_tokens_like_keys_and_refreshes_them() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    import httpx
+
+    backend = MemoryBackend()
+    with McpTestServer(oauth=True) as mcp:
+        assert mcp.oauth is not None
+        app, recorder = await make_app(backend)
+        added = await call(app, "mcp_add", name="secure", url=mcp.url)
+        assert added["ok"] is False and added["problem"]["kind"] == "auth"
+        started = await call(app, "mcp_sign_in", name="secure", redirect_uri="http://127.0.0.1:8000/")
+        async with httpx.AsyncClient() as browser:
+            location = (await browser.get(started["url"])).headers["location"]
+        answer = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+        done = await call(app, "mcp_sign_in_finish", code=answer["code"], state=answer["state"])
+        assert done["ok"] is True
+        [server] = done["servers"]
+        assert server["signedIn"] and server["tools"][0]["name"] == "add"
+        access = next(iter(mcp.oauth.access))
+        assert backend.kv["keys"]["mcp:secure"]["key"] == access
+        mcp.oauth.expire()
+        again = await call(app, "mcp_test", name="secure")
+        assert again["ok"] is True and mcp.oauth.refreshed == 1
+        refreshed = next(iter(mcp.oauth.access))
+        assert backend.kv["keys"]["mcp:secure"]["key"] == refreshed != access
+        assert access not in json.dumps(backend.kv["settings"]) and refreshed not in json.dumps(backend.kv["settings"])
+        assert refreshed not in json.dumps(recorder.events)
