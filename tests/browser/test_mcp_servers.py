@@ -140,3 +140,37 @@ def test_servers_the_page_cannot_use_get_their_named_error(
         assert words in problem.inner_text()
     app.py("mcp_remove", name=f"bad-{kind}")
     close_settings(app)
+
+
+def test_sign_in_in_a_popup_then_calls_succeed_and_an_expired_token_is_refreshed(
+    app: App, mock: MockProviderServer
+) -> None:
+    page = app.page
+    with McpTestServer(oauth=True) as server:
+        assert server.oauth is not None
+        add_server(app, "secure", server.url)
+        card = page.locator(".mcp-server[data-name='secure']")
+        card.locator(".mcp-problem[data-kind='auth']").wait_for()
+        with page.expect_popup() as opened:
+            card.get_by_role("button", name="Sign in to secure").click()
+        opened.value.wait_for_event("close", timeout=60_000)  # the page itself took the answer and closed it
+        card.locator(".mcp-tool[data-tool='add']").wait_for()
+        assert "signed in on this device" in card.inner_text()
+        close_settings(app)
+        app.new_chat()
+        app.choose_model("mock vision", "Mock Vision")
+        server.oauth.expire()  # the next request is refused: the page refreshes the token
+        mock.reset()
+        mock.script(
+            [
+                {"tool_calls": [{"id": "call_s", "name": "mcp__secure__add", "arguments": {"a": 20, "b": 22}}]},
+                {"text": "It is 42."},
+            ]
+        )
+        app.type_and_enter("Add 20 and 22 on the secure server")
+        page.locator("#transcript .msg.assistant", has_text="It is 42.").wait_for(timeout=60_000)
+        app.wait_idle()
+        assert server.oauth.refreshed == 1
+        result = mock.requests[1]["body"]["messages"][-1]["content"][0]
+        assert "42" in json.dumps(result["content"]) and not result.get("is_error")
+    app.py("mcp_remove", name="secure")

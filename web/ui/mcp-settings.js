@@ -80,6 +80,27 @@ function serverCard(server, rerender, note) {
     });
     if (sure) run("mcp_remove", { name: server.name });
   });
+  const signIn = h("button", {
+    type: "button",
+    class: "btn small primary",
+    text: "Sign in",
+    "aria-label": `Sign in to ${server.name}`,
+    hidden: server.problem?.kind !== "auth",
+  });
+  signIn.addEventListener("click", async () => {
+    // Opened at once (a popup must come from the click); the authorization URL follows.
+    const popup = window.open("about:blank", SIGN_IN_WINDOW, "popup,width=520,height=680");
+    try {
+      const started = await py("mcp_sign_in", { name: server.name, redirect_uri: location.origin + location.pathname });
+      if (!started.ok) throw new Error(started.problem.error);
+      note.textContent = `Signing in to ${server.name} in the popup…`;
+      if (popup) popup.location.href = started.url;
+      else note.textContent = "The browser blocked the sign-in window: allow popups for this page.";
+    } catch (error) {
+      popup?.close();
+      note.textContent = error.message;
+    }
+  });
   const tools = server.tools.map((tool) => {
     const box = h("input", { type: "checkbox", class: "mcp-tool-switch", dataset: { tool: tool.name } });
     box.checked = tool.enabled;
@@ -94,7 +115,8 @@ function serverCard(server, rerender, note) {
       tool.description ? h("div", { class: "small muted", text: tool.description }) : null,
     );
   });
-  const token = server.token === "device" ? "token on this device" : server.token === "tab" ? "token for this tab" : "";
+  const where = server.token === "device" ? "on this device" : server.token === "tab" ? "for this tab" : "";
+  const token = where ? `${server.signedIn ? "signed in" : "token"} ${where}` : "";
   const facts = [server.url, token, server.headers.length ? `headers: ${server.headers.join(", ")}` : ""]
     .filter(Boolean)
     .join(" · ");
@@ -105,11 +127,12 @@ function serverCard(server, rerender, note) {
     h("div", { class: "small muted", text: facts }),
     problemBox(server.problem),
     tools.length ? h("ul", { class: "tool-list mcp-tools", "aria-label": `Tools of ${server.name}` }, tools) : null,
-    h("div", { class: "row-actions" }, test, remove),
+    h("div", { class: "row-actions" }, signIn, test, remove),
   );
 }
 
 async function renderMcp(panel, { rerender }) {
+  rerenderTab = () => panel.isConnected && rerender();
   const { servers } = await py("mcp_servers");
   const note = h("div", { class: "muted small", role: "status", id: "mcp-status" });
   const name = h("input", { class: "input", type: "text", placeholder: "docs", autocomplete: "off" });
@@ -199,6 +222,26 @@ async function renderMcp(panel, { rerender }) {
 }
 
 registerSettingsTab("mcp", "MCP servers", renderMcp);
+
+// The sign-in popup comes back to this page, whose first script (web/early-start.js) hands the
+// answer here and closes the popup.
+const SIGN_IN_WINDOW = "py-agent-mcp-signin";
+let rerenderTab = null;
+window.addEventListener("message", async (event) => {
+  if (event.origin !== location.origin || event.data?.type !== "py-agent-mcp-oauth") return;
+  const status = document.getElementById("mcp-status");
+  if (event.data.error) {
+    if (status) status.textContent = `Sign-in refused: ${event.data.error_description ?? event.data.error}`;
+    return;
+  }
+  try {
+    const done = await py("mcp_sign_in_finish", { code: event.data.code, state: event.data.state });
+    if (status) status.textContent = done.ok ? "Signed in." : done.problem.error;
+  } catch (error) {
+    if (status) status.textContent = error.message;
+  }
+  rerenderTab?.();
+});
 
 // MCP tool cards: the server's name and the tool's (mcp__<server>__<tool>; the result says which server).
 registerToolRenderer("mcp__*", (call) => {
