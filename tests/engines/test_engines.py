@@ -17,6 +17,7 @@ import pytest
 from engine_chat import SUB_PATH, Chat, Site
 from engine_drivers import Driver
 
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 
@@ -237,6 +238,35 @@ def about_limits(chat: Chat) -> list[str]:
     d.press("#settings-tab-about", "Escape")
     d.wait_gone("dialog[open]")
     return limits
+
+
+def test_an_mcp_servers_tool_added_in_settings_is_called(chat: Chat, mock: MockProviderServer) -> None:
+    d = chat.driver
+    with McpTestServer() as server:
+        chat.add_provider("Mock MCP", mock, [{"id": "mock-mcp", "name": "Mock MCP"}])
+        chat.py("save_key", provider="Mock MCP", key="sk-ant-engines-mcp-0002")
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.fill("#mcp-name", "tools")
+        d.fill("#mcp-url", server.url)
+        d.click("#mcp-add")
+        d.wait(".mcp-server[data-name='tools'] .mcp-tool[data-tool='add']", "Add two integers and return the sum")
+        d.press("#mcp-add", "Escape")
+        d.wait_gone("dialog[open]")
+        chat.new_chat()
+        chat.choose_model("mock mcp", "Mock MCP")
+        mock.reset()
+        call = {"id": "call_mcp", "name": "mcp__tools__add", "arguments": {"a": 2, "b": 3}}
+        mock.script([{"tool_calls": [call]}, {"text": "The sum is 5."}])
+        chat.send("Add 2 and 3 with the MCP server")
+        d.wait("#transcript .msg.assistant:not(.streaming)", "The sum is 5.")
+        chat.wait_idle()
+        assert "tools/call" in server.seen
+    requests = mock.requests
+    assert "mcp__tools__add" in [tool["name"] for tool in requests[0]["body"]["tools"]]
+    result = requests[1]["body"]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and '"5"' in json.dumps(result["content"])
+    chat.py("mcp_remove", name="tools")
 
 
 def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:
