@@ -83,7 +83,10 @@ class McpRegistry:
         self.set_key: Any = None
         """``async set_key(name, value, remember)``: the key ring's, once the app gave it."""
         self.challenges: dict[str, McpAuthRequiredError] = {}
+        self.app: Any = None
+        """The app, once a command ran: a server's changed tool list then reaches the open session."""
         self._connecting: dict[str, asyncio.Future[McpServer]] = {}
+        self._refreshes: set[asyncio.Future[None]] = set()
 
     async def load(self, backend: Any) -> list[str]:
         self.backend = backend
@@ -143,8 +146,16 @@ class McpRegistry:
         self.errors.pop(name, None)
         server.disabled = set(config.get("disabledTools") or [])
         server.rebuild()
+        server.on_tools(lambda _tools: self._tools_changed())
         self.servers[name] = server
         return server
+
+    def _tools_changed(self) -> None:
+        """A server announced new tools (``notifications/tools/list_changed``): the open session gets them."""
+        if self.app is not None:
+            task = asyncio.ensure_future(_refresh_session(self.app))
+            self._refreshes.add(task)
+            task.add_done_callback(self._refreshes.discard)
 
     def oauth(self, name: str) -> McpOAuth:
         """The server's sign-in: its kept state, tokens from the key ring, saved back after a change."""
@@ -219,7 +230,7 @@ class McpRegistry:
     # -- the page's commands (Settings → MCP servers) --------------------------------------------
 
     async def mcp_servers(self, app: Any) -> dict[str, Any]:
-        self.get_key, self.set_key = app.keys.get, app.keys.set
+        self.get_key, self.set_key, self.app = app.keys.get, app.keys.set, app
         return self.listing(app.keys)
 
     async def mcp_add(
@@ -248,7 +259,7 @@ class McpRegistry:
         """Connect again and list the tools: ``{ok, servers}`` or ``{ok: false, problem, servers}``."""
         if name not in self.configs:
             raise ValueError(f"No MCP server named {name!r}")
-        self.get_key, self.set_key = app.keys.get, app.keys.set
+        self.get_key, self.set_key, self.app = app.keys.get, app.keys.set, app
         await self.drop(name)
         try:
             await asyncio.wait_for(self.server(name), 30)
@@ -293,7 +304,7 @@ class McpRegistry:
         """Start a sign-in: ``{url}`` to open in a popup, which comes back to ``redirect_uri`` (the page)."""
         if name not in self.configs:
             raise ValueError(f"No MCP server named {name!r}")
-        self.get_key, self.set_key = app.keys.get, app.keys.set
+        self.get_key, self.set_key, self.app = app.keys.get, app.keys.set, app
         self.configs[name].setdefault("oauth", {})
         try:
             url = await self.oauth(name).begin(_check_url(redirect_uri), self.challenges.get(name))
@@ -303,7 +314,7 @@ class McpRegistry:
 
     async def mcp_sign_in_finish(self, app: Any, code: str, state: str) -> dict[str, Any]:
         """The popup came back with ``code`` and ``state``: get the tokens, connect, list the tools."""
-        self.get_key, self.set_key = app.keys.get, app.keys.set
+        self.get_key, self.set_key, self.app = app.keys.get, app.keys.set, app
         for name, config in self.configs.items():
             oauth = config.get("oauth")
             if isinstance(oauth, dict) and (oauth.get("pending") or {}).get("state") == state:

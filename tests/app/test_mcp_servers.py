@@ -4,6 +4,7 @@ model calls one through the mock provider), a tool switched off, the token kept 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -167,3 +168,19 @@ async def test_sign_in_keeps_the_tokens_like_keys_and_refreshes_them() -> None:
         assert backend.kv["keys"]["mcp:secure"]["key"] == refreshed != access
         assert access not in json.dumps(backend.kv["settings"]) and refreshed not in json.dumps(backend.kv["settings"])
         assert refreshed not in json.dumps(recorder.events)
+
+
+async def test_tools_a_server_announces_reach_the_open_session() -> None:
+    with McpTestServer() as mcp:
+        app, _ = await make_app(MemoryBackend())
+        await call(app, "mcp_add", name="tools", url=mcp.url)
+        await call(app, "new_session")
+        assert app.chat is not None
+        names = {tool.name: tool for tool in app.chat.agent.state.tools}
+        assert "mcp__tools__extra" not in names
+        await names["mcp__tools__grow"].execute("call-1", {}, None, None)
+        for _ in range(200):
+            if "mcp__tools__extra" in {tool.name for tool in app.chat.agent.state.tools}:
+                break
+            await asyncio.sleep(0.025)
+        assert "mcp__tools__extra" in {tool.name for tool in app.chat.agent.state.tools}

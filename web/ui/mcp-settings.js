@@ -252,3 +252,7 @@ registerToolRenderer("mcp__*", (call) => {
   const tool = details?.tool ?? (at > 0 ? rest.slice(at + 2) : "");
   return { title: `${server} · ${tool}` };
 });
+
+// Python's side learns of the app now (not at the tab's first opening): a server's announced tool
+// changes then reach the open session at once.
+py("mcp_servers").catch(() => {});
