@@ -17,6 +17,7 @@ import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from .. import __version__
 from ..ai.abort import AbortController, AbortError, AbortSignal
@@ -57,8 +58,8 @@ ProgressListener = Callable[[Mapping[str, Any]], object]
 
 
 def _check_url(url: str, origin: str | None) -> None:
-    host = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
-    local = host.split(":")[0] in ("localhost", "127.0.0.1", "[") or host.startswith("[::1]")
+    # Browsers let a secure page call http://localhost (a potentially trustworthy origin), nothing else over http.
+    local = urlsplit(url).hostname in ("localhost", "127.0.0.1", "::1")
     if origin and origin.startswith("https:") and url.startswith("http:") and not local:
         raise McpMixedContentError(url)
 

@@ -116,7 +116,7 @@ class StreamableHttp:
             if (session := response.headers.get("mcp-session-id")) and not self.modern:
                 self.session_id = session
             if not is_request(message) or response.status in (202, 204):
-                await _discard(response)
+                await response.aclose()
                 if is_request(message):
                     raise McpHttpError(response.status, f"MCP server accepted {message['method']} without a reply")
                 return
@@ -144,10 +144,6 @@ class StreamableHttp:
 
 def content_type(response: HttpResponse) -> str:
     return (response.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-
-
-async def _discard(response: HttpResponse) -> None:
-    await response.aclose()
 
 
 async def read_text(response: HttpResponse, limit: int = MAX_ERROR_BODY) -> str:

@@ -11,6 +11,7 @@ text over 20 KB keeps its start and end. ``isError`` results fail the call with 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -130,7 +131,7 @@ class McpServer:
         self.disabled: set[str] = set()
         self._tool_listeners: list[Callable[[list[AgentTool]], object]] = []
         self.client.on_notification("notifications/tools/list_changed", lambda _: self._schedule_refresh())
-        self._refreshing: Any = None
+        self._refreshing: asyncio.Future[None] | None = None
 
     @classmethod
     async def connect(cls, name: str, url: str, **options: Any) -> McpServer:
@@ -153,8 +154,6 @@ class McpServer:
         return self.tools
 
     def _schedule_refresh(self) -> None:
-        import asyncio
-
         async def run() -> None:
             await self.refresh()
             for listener in list(self._tool_listeners):

@@ -158,18 +158,18 @@ async def test_abort_during_a_long_call_cancels_it_on_the_server(server: McpTest
 
 
 async def test_a_silent_call_times_out_and_is_cancelled(server: McpTestServer) -> None:
-    async with McpClient(server.url, timeout=0.5) as client:
+    async with McpClient(server.url) as client:
         started = time.monotonic()
         with pytest.raises(McpTimeoutError, match=r"tools/call timed out after 0.5 s"):
-            await client.call_tool("sleepy", {"seconds": 30})
+            await client.call_tool("sleepy", {"seconds": 30}, timeout=0.5)
         assert time.monotonic() - started < 5
         await wait_for(lambda: "sleepy cancelled" in server.events)
 
 
 async def test_progress_restarts_the_timeout(server: McpTestServer) -> None:
-    async with McpClient(server.url, timeout=0.5) as client:
+    async with McpClient(server.url) as client:
         progress: list[Any] = []
-        result = await client.call_tool("slow", {"seconds": 1.5}, on_progress=progress.append)
+        result = await client.call_tool("slow", {"seconds": 1.5}, timeout=0.5, on_progress=progress.append)
     assert result["content"] == [{"type": "text", "text": "done"}]
     assert len(progress) >= 10
     assert progress[0]["message"] == "step 1 of 15"
