@@ -184,3 +184,23 @@ async def test_a_session_the_server_ended_is_opened_again() -> None:
             assert result["content"][0]["text"] == "2"
             assert client.session_id not in (None, first)
         assert server.seen.count("initialize") == 2
+
+
+async def test_the_agents_abort_cancels_the_running_mcp_call(server: McpTestServer) -> None:
+    faux = register_faux_provider()
+    faux.set_responses(
+        [faux_assistant_message([faux_tool_call("mcp__tools__slow", {"seconds": 30})], stop_reason="toolUse")]
+    )
+    try:
+        async with McpServer("tools", server.url) as mcp:
+            agent = Agent(initial_state={"model": faux.get_model(), "tools": mcp.tools})
+            run = asyncio.ensure_future(agent.prompt("Work slowly"))
+            await wait_for(lambda: "slow started" in server.events)
+            agent.abort()
+            await asyncio.wait_for(run, 10)
+            await wait_for(lambda: "slow cancelled" in server.events)
+    finally:
+        faux.unregister()
+    result = agent.state.messages[2]
+    assert result.role == "toolResult" and result.is_error
+    assert ("notifications/cancelled" in server.seen) == server.legacy_only
