@@ -51,7 +51,10 @@ class BrowserLikeTransport:
         exposed = {
             name.strip().lower() for name in response.headers.get("access-control-expose-headers", "").split(",")
         }
-        visible: Mapping[str, str] = {k: v for k, v in response.headers.items() if k in SAFELISTED or k in exposed}
+        everything = "*" in exposed  # "*" exposes every header of a request without credentials
+        visible: Mapping[str, str] = {
+            k: v for k, v in response.headers.items() if everything or k in SAFELISTED or k in exposed
+        }
         response.headers = visible  # type: ignore[misc]
         return response
 
@@ -115,3 +118,27 @@ async def test_an_https_page_cannot_call_an_http_server() -> None:
     with pytest.raises(McpConnectError) as caught:
         await local.connect()
     assert not isinstance(caught.value, McpMixedContentError)
+
+
+async def test_the_proxy_route_the_errors_name_reaches_a_server_without_cors() -> None:
+    import importlib.util
+    import threading
+    from pathlib import Path
+    from urllib.parse import quote
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "cors_proxy.py"
+    spec = importlib.util.spec_from_file_location("cors_proxy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    proxy = module.make_server("127.0.0.1", 0, [ORIGIN])
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        with McpTestServer(cors=False, legacy_only=True) as server:
+            url = f"http://127.0.0.1:{proxy.server_address[1]}/?url={quote(server.url, safe='')}"
+            async with McpClient(url, transport=BrowserLikeTransport(), origin=ORIGIN) as client:
+                assert client.session_id  # the proxy lets the page read Mcp-Session-Id
+                assert (await client.call_tool("add", {"a": 4, "b": 5}))["content"][0]["text"] == "9"
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
