@@ -41,16 +41,18 @@ function problemBox(problem) {
   );
 }
 
-function serverCard(server, rerender, note) {
+function serverCard(server, rerender, say) {
   const run = async (command, args) => {
     try {
       const result = await py(command, args);
-      if (result.ok === false) note.textContent = `${server.name}: not connected.`;
+      if (result.ok === false) say(`${server.name}: not connected.`);
       else if (command === "mcp_test")
-        note.textContent = `${server.name}: connected, ${result.servers.find((s) => s.name === server.name)?.tools.length ?? 0} tools.`;
+        say(
+          `${server.name}: connected, ${result.servers.find((s) => s.name === server.name)?.tools.length ?? 0} tools.`,
+        );
       rerender();
     } catch (error) {
-      note.textContent = error.message;
+      say(error.message);
     }
   };
   const use = h("input", { type: "checkbox", class: "mcp-server-switch" });
@@ -63,7 +65,7 @@ function serverCard(server, rerender, note) {
     "aria-label": `Test connection to ${server.name}`,
   });
   test.addEventListener("click", () => {
-    note.textContent = `Connecting to ${server.name}…`;
+    say(`Connecting to ${server.name}…`);
     run("mcp_test", { name: server.name });
   });
   const remove = h("button", {
@@ -93,12 +95,12 @@ function serverCard(server, rerender, note) {
     try {
       const started = await py("mcp_sign_in", { name: server.name, redirect_uri: location.origin + location.pathname });
       if (!started.ok) throw new Error(started.problem.error);
-      note.textContent = `Signing in to ${server.name} in the popup…`;
+      say(`Signing in to ${server.name} in the popup…`);
       if (popup) popup.location.href = started.url;
-      else note.textContent = "The browser blocked the sign-in window: allow popups for this page.";
+      else say("The browser blocked the sign-in window: allow popups for this page.");
     } catch (error) {
       popup?.close();
-      note.textContent = error.message;
+      say(error.message);
     }
   });
   const tools = server.tools.map((tool) => {
@@ -131,10 +133,17 @@ function serverCard(server, rerender, note) {
   );
 }
 
+// The status line's text outlives a re-render of the tab (the list is drawn again after each change).
+let noteText = "";
+
 async function renderMcp(panel, { rerender }) {
   rerenderTab = () => panel.isConnected && rerender();
   const { servers } = await py("mcp_servers");
-  const note = h("div", { class: "muted small", role: "status", id: "mcp-status" });
+  const note = h("div", { class: "muted small", role: "status", id: "mcp-status", text: noteText });
+  const say = (text) => {
+    noteText = text;
+    note.textContent = text;
+  };
   const name = h("input", { class: "input", type: "text", placeholder: "docs", autocomplete: "off" });
   const url = h("input", { class: "input", type: "url", placeholder: "https://example.com/mcp", autocomplete: "off" });
   const token = h("input", { class: "input", type: "password", autocomplete: "off" });
@@ -146,7 +155,7 @@ async function renderMcp(panel, { rerender }) {
   add.addEventListener("click", async () => {
     add.disabled = true;
     problem.replaceChildren();
-    note.textContent = "Connecting…";
+    say("Connecting…");
     try {
       const result = await py("mcp_add", {
         name: name.value,
@@ -156,10 +165,10 @@ async function renderMcp(panel, { rerender }) {
         headers: parseHeaders(headers.value),
       });
       token.value = "";
-      note.textContent = result.ok ? `${name.value}: connected.` : `${name.value}: added, not connected.`;
+      say(result.ok ? `${name.value}: connected.` : `${name.value}: added, not connected.`);
       rerender();
     } catch (error) {
-      note.textContent = "";
+      say("");
       problem.replaceChildren(problemBox({ error: error.message }));
     } finally {
       add.disabled = false;
@@ -177,7 +186,7 @@ async function renderMcp(panel, { rerender }) {
         ...result.skipped.map((s) => h("li", { class: "mcp-skipped", text: `${s.name}: left out, ${s.reason}` })),
       ];
       rerender();
-      note.textContent = `${result.added.length} added, ${result.skipped.length} left out.`;
+      say(`${result.added.length} added, ${result.skipped.length} left out.`);
       imported.replaceChildren(...rows);
     } catch (error) {
       imported.replaceChildren(h("li", { class: "discovery bad", role: "alert", text: error.message }));
@@ -193,7 +202,7 @@ async function renderMcp(panel, { rerender }) {
     h(
       "ul",
       { class: "provider-list", id: "mcp-servers", "aria-label": "MCP servers" },
-      servers.map((s) => serverCard(s, rerender, note)),
+      servers.map((s) => serverCard(s, rerender, say)),
     ),
     note,
     h("h3", { text: "Add a server" }),
@@ -229,17 +238,18 @@ const SIGN_IN_WINDOW = "py-agent-mcp-signin";
 let rerenderTab = null;
 window.addEventListener("message", async (event) => {
   if (event.origin !== location.origin || event.data?.type !== "py-agent-mcp-oauth") return;
-  const status = document.getElementById("mcp-status");
   if (event.data.error) {
-    if (status) status.textContent = `Sign-in refused: ${event.data.error_description ?? event.data.error}`;
-    return;
+    noteText = `Sign-in refused: ${event.data.error_description ?? event.data.error}`;
+  } else {
+    try {
+      const done = await py("mcp_sign_in_finish", { code: event.data.code, state: event.data.state });
+      noteText = done.ok ? "Signed in." : done.problem.error;
+    } catch (error) {
+      noteText = error.message;
+    }
   }
-  try {
-    const done = await py("mcp_sign_in_finish", { code: event.data.code, state: event.data.state });
-    if (status) status.textContent = done.ok ? "Signed in." : done.problem.error;
-  } catch (error) {
-    if (status) status.textContent = error.message;
-  }
+  const status = document.getElementById("mcp-status");
+  if (status) status.textContent = noteText;
   rerenderTab?.();
 });
 
