@@ -50,7 +50,7 @@ from .catalog import provider_info
 from .errors import classify_error, describe_error
 from .keys import KeyRing
 from .network import provider_transport, unreachable_advice
-from .plugin import LoadedPlugins, ToolHost
+from .plugin_contract import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
 from .stream_delta import StreamView

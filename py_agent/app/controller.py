@@ -51,7 +51,7 @@ from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import clean_text, friendly_error
 from .keys import KeyRing, TabKeyStore
 from .network import check_base_url, discovery_problem, set_page_origin, uses_proxy
-from .plugin import Plugin, load_plugins
+from .plugin_contract import Plugin, load_plugins
 from .plugins import default_plugins
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error

@@ -26,7 +26,7 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
-from .plugin import Plugin, SessionExport, ToolHost
+from .plugin_contract import Plugin, SessionExport, ToolHost
 from .workspace_store import (
     SettingsSource,
     WorkspacePlatform,

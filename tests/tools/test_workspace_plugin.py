@@ -12,7 +12,7 @@ import pytest
 
 from py_agent.ai.types import Model
 from py_agent.app import workspace_tools
-from py_agent.app.plugin import Plugin, ToolHost
+from py_agent.app.plugin_contract import Plugin, ToolHost
 from py_agent.app.workspace_store import (
     SettingsSource,
     WorkspacePlatform,

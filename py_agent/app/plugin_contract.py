@@ -92,7 +92,7 @@ session's entries (all branches) and the latest partial results (JSON) of the to
 @dataclass(frozen=True)
 class SessionExport:
     """Plugin data that a session's ``.jsonl`` export carries as one ``custom`` entry of ``custom_type``
-    (:mod:`py_agent.session.attachments`)."""
+    (:mod:`py_agent.session.export_attachments`)."""
 
     custom_type: str
     export: Callable[[str, list[str]], Awaitable[Any]]
