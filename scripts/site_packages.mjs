@@ -28,7 +28,7 @@ if (!siteArg || !outArg || !stdlibArg) {
   console.error("usage: node scripts/site_packages.mjs SITE_DIR OUT_FILE OUT_STDLIB");
   process.exit(2);
 }
-const runtime = join(resolve(siteArg), "pyodide") + "/";
+const runtime = `${join(resolve(siteArg), "pyodide")}/`;
 // The page's environment (web/boot/fastboot.js, PYTHON_ENV), for the imports below.
 const env = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
 const { loadPyodide } = await import(pathToFileURL(join(runtime, "pyodide.mjs")).href);

@@ -200,7 +200,9 @@ function tabKeyStore() {
       JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
     set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
     remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
-    clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
+    clear: () => {
+      for (const k of names()) sessionStorage.removeItem(k);
+    },
   };
 }
 

@@ -595,7 +595,7 @@ function pythonRaised(cause) {
   return new BootError(`Python raised ${last}`, {
     cause,
     detail: cause.message,
-    hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
+    hint: `The runtime or a package may be damaged. ${incompleteSiteHint()}`,
   });
 }
 

@@ -410,7 +410,7 @@ function copyButton(text, label) {
   return copy;
 }
 
-function block(b, message, results) {
+function block(b, _message, results) {
   if (b?.type === "text") {
     const el = h("div", { class: "md text-block" }, lightMarkdown(b.text ?? ""));
     el.hidden = !/\S/.test(b.text ?? "");

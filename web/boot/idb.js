@@ -131,7 +131,9 @@ export class Storage {
     const finished = done(tx);
     try {
       const entries = tx.objectStore("entries");
-      lines.forEach((line, i) => entries.add({ sessionId, seq: firstSeq + i, line }));
+      lines.forEach((line, i) => {
+        entries.add({ sessionId, seq: firstSeq + i, line });
+      });
       tx.objectStore("sessions").put(record);
       if (clearDraft) tx.objectStore("drafts").delete(sessionId);
     } catch (error) {
@@ -193,7 +195,7 @@ export class Storage {
     const CHUNK = count * 2 + 40;
     let meta = null;
     const found = [];
-    let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
+    let next; // the id of the next entry up the branch (undefined: the newest entry)
     let scanned = 0;
     const result = () => (meta ? { meta, items: found.reverse(), complete: next === null } : null);
     // The record's metadata, and where the last entries start (null: nothing this page can read).
