@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Makes the memory snapshot that a first visit restores (build.py runs this when Node.js is there,
 // after scripts/site_packages.mjs; see build_snapshot() in buildsys/site.py). It does what the
-// page's snapshot worker does (web/snapshot-worker.js), with the same modules of the page
-// (web/fastboot.js, web/unpack.js, web/snapshot.js) and the same files of the site: a Pyodide
+// page's snapshot worker does (web/boot/snapshot-worker.js), with the same modules of the page
+// (web/boot/fastboot.js, web/boot/unpack.js, web/boot/snapshot.js) and the same files of the site: a Pyodide
 // started with `_makeSnapshot` and the site's standard library zip, site-packages.bin installed,
 // py_agent and the app's Python modules imported (IMPORT_CODE), the deferred validators built
 // (WARM_CODE), then the snapshot and the record of pydantic-core's library (snapshot.js).
@@ -65,7 +65,7 @@ globalThis.fetch = async (input, init = {}) => {
 };
 
 const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await import(
-  new URL("fastboot.js", web).href
+  new URL("boot/fastboot.js", web).href
 );
 
 // CPython's call trampoline. In a browser, the runtime instantiates a small WebAssembly module
