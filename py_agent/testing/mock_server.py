@@ -32,7 +32,8 @@ Every request is recorded (method, path, lower-cased headers, JSON body) togethe
 the client closed the connection before the reply was complete (``closed_early``). Control
 endpoints (always CORS-enabled) let a browser page drive it: ``POST /__mock__/script`` (a list of
 replies, or ``{"replies": [...], "cors": bool}``), ``POST /__mock__/append``, ``POST
-/__mock__/reset``, ``GET /__mock__/requests``. ``list_models`` gives it a model list to discover. CORS preflights are answered (or refused when
+/__mock__/reset``, ``GET /__mock__/requests``
+(``list_models`` gives it a model list to discover). CORS preflights are answered (or refused when
 ``cors`` is false, to test the browser's error path).
 
 From pytest::
