@@ -401,8 +401,9 @@ async def test_custom_models_are_described_from_discovery_and_the_users_descript
         app, _ = await make_app()
         provider = {"name": "Desk", "kind": "lmstudio", "baseUrl": server.url}
         found = await call(app, "discover", provider=provider)
-        assert found["ok"] is True
+        assert found["ok"] is True, found
         details = {d["id"]: d for d in found["modelDetails"]}
+        assert set(details) == {"qwen2-vl-7b", "llama-3.1-8b"}, found
         assert details["qwen2-vl-7b"]["vision"] is True and details["qwen2-vl-7b"]["contextWindow"] == 32768
         assert details["llama-3.1-8b"]["vision"] is False
 
@@ -412,7 +413,7 @@ async def test_custom_models_are_described_from_discovery_and_the_users_descript
             app, "save_custom_provider", provider={**provider, "models": [spec, "extra-model"]}, discover=True
         )
         assert saved["ok"] is True and saved["models"] == ["qwen2-vl-7b", "llama-3.1-8b", "extra-model"]
-        listed = (await call(app, "custom_providers"))["providers"][0]
+        listed = next(p for p in (await call(app, "custom_providers"))["providers"] if p["name"] == "Desk")
         described = {d["id"]: d for d in listed["modelDetails"]}
         assert described["llama-3.1-8b"] == {
             "id": "llama-3.1-8b",
