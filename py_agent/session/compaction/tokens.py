@@ -22,6 +22,7 @@ __all__ = [
     "CompactionSettings",
     "ContextUsageEstimate",
     "calculate_context_tokens",
+    "content_blocks",
     "estimate_context_tokens",
     "estimate_tokens",
     "get_last_assistant_usage",
@@ -85,13 +86,12 @@ def _content_chars(content: Any) -> int:
     if isinstance(content, str):
         return js_length(content)
     chars = 0
-    if isinstance(content, Sequence):
-        for block in content:
-            kind = get_field(block, "type")
-            if kind == "text":
-                chars += js_length(_text(get_field(block, "text")))
-            elif kind == "image":
-                chars += ESTIMATED_IMAGE_CHARS
+    for block in content_blocks(content):
+        kind = get_field(block, "type")
+        if kind == "text":
+            chars += js_length(_text(get_field(block, "text")))
+        elif kind == "image":
+            chars += ESTIMATED_IMAGE_CHARS
     return chars
 
 
@@ -99,6 +99,11 @@ def _arguments(block: Any) -> Any:
     if isinstance(block, Mapping):
         return block.get("arguments", _MISSING)
     return getattr(block, "arguments", _MISSING)
+
+
+def content_blocks(content: Any) -> Sequence[Any]:
+    """A message's content blocks (none when ``content`` is a string or not a list)."""
+    return content if isinstance(content, Sequence) and not isinstance(content, str) else ()
 
 
 def _ceil4(chars: int) -> int:
@@ -113,8 +118,7 @@ def estimate_tokens(message: Any) -> int:
         return _ceil4(_content_chars(get_field(message, "content")))
     if role == "assistant":
         chars = 0
-        content = get_field(message, "content")
-        for block in content if isinstance(content, Sequence) and not isinstance(content, str) else ():
+        for block in content_blocks(get_field(message, "content")):
             kind = get_field(block, "type")
             if kind == "text":
                 chars += js_length(_text(get_field(block, "text")))
