@@ -497,6 +497,8 @@ class WebApp:
         if not text:
             return {"status": "empty"}
         chat = self._chat()
+        if chat.compactor.running:
+            return {"status": "compacting"}  # the text stays in the box until the summary is done
         if not chat.streaming or compact_command(text) is not None:
             return {"status": "idle"}  # the page sends it instead ("/compact" stops the reply first)
         queued = chat.queue(text, "follow_up" if mode == "follow_up" else "steer")
