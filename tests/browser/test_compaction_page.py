@@ -58,6 +58,12 @@ def entry_types(app: App) -> list[str]:
     return [json.loads(r["line"])["type"] for r in records]
 
 
+def send_and_wait(app: App, text: str, reply: str) -> None:
+    app.type_and_enter(text)
+    app.page.locator("#transcript .msg.assistant", has_text=reply).wait_for(timeout=60_000)
+    app.wait_idle()
+
+
 def long_conversation(app: App, mock: MockProviderServer) -> None:
     """Three turns of 12,000 tokens each with the large model; the last reply reports 30,000
     input tokens (past the small model's threshold, 40,000 - 16,384)."""
@@ -66,14 +72,13 @@ def long_conversation(app: App, mock: MockProviderServer) -> None:
     mock.reset()
     mock.script(
         [
-            {"text": "one", "usage": {"input": 12_100, "output": 5}},
-            {"text": "two", "usage": {"input": 20_000, "output": 5}},
-            {"text": "three", "usage": {"input": 30_000, "output": 5}},
+            {"text": "reply-one", "usage": {"input": 12_100, "output": 5}},
+            {"text": "reply-two", "usage": {"input": 20_000, "output": 5}},
+            {"text": "reply-three", "usage": {"input": 30_000, "output": 5}},
         ]
     )
-    for word in ("FIRST", "SECOND", "THIRD"):
-        app.type_and_enter(f"{word} " + "x" * BIG)
-        app.wait_idle()
+    for word, reply in (("FIRST", "reply-one"), ("SECOND", "reply-two"), ("THIRD", "reply-three")):
+        send_and_wait(app, f"{word} " + "x" * BIG, reply)
     assert len(mock.requests) == 3
     mock.reset()
 
@@ -97,7 +102,7 @@ def test_a_send_past_the_threshold_compacts_first(app: App, mock: MockProviderSe
     sent = texts_sent(reply_request)
     assert SUMMARY in sent[0] and sent[0].startswith("The conversation history before this point was compacted")
     assert not any(text.startswith("FIRST") for text in sent)
-    assert [text.split(" ")[0] for text in sent[1:]] == ["SECOND", "two", "THIRD", "three", "FOURTH"]
+    assert [text.split(" ")[0] for text in sent[1:]] == ["SECOND", "reply-two", "THIRD", "reply-three", "FOURTH"]
 
     # The transcript keeps every message and marks the cut; the summary opens from its card.
     transcript = page.locator("#transcript")
