@@ -671,10 +671,10 @@ function buildSessionMenu() {
   const button = $("#session-menu-btn");
   const menu = $("#session-menu");
   const items = [
-    ["Compact…", "compress", compactSession],
     ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
+    ["Compact…", "compress", compactSession],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
