@@ -497,11 +497,9 @@ class ChatSession:
         self._run(self.compactor.run("manual", instructions=instructions))
         self._emit_state()
 
-    async def append_compaction(self, summary: str, first_kept_entry_id: str, tokens_before: int, details: Any) -> None:
-        """Append and save a ``compaction`` entry; the agent then sees the summary and the kept messages."""
-        self._unsaved.append(
-            self.session.append_compaction(summary, first_kept_entry_id, tokens_before, details, from_hook=False)
-        )
+    async def compacted(self, entry: CompactionEntry) -> None:
+        """Save a ``compaction`` entry just appended; the agent then sees the summary and the kept messages."""
+        self._unsaved.append(entry)
         await self._persist()
         self._reset_agent_messages()
         self._emit_transcript()

@@ -27,7 +27,7 @@ from ..session.compaction import (
     CompactionError,
     CompactionSettings,
     calculate_context_tokens,
-    compact,
+    compact_session,
     estimate_context_tokens,
     prepare_compaction,
     should_compact,
@@ -53,10 +53,6 @@ def compact_command(text: str) -> str | None:
     if match is None:
         return None
     return (match.group("instructions") or "").strip()
-
-
-class _Cancelled(Exception):
-    pass
 
 
 class Compactor:
@@ -146,37 +142,32 @@ class Compactor:
         continue (an overflow's retry, or queued messages)."""
         chat = self.chat
         manual = reason == "manual"
+        if prepare_compaction(chat.session.path(), self.settings) is None and not manual:
+            return False  # nothing to compact: pi starts nothing (and shows nothing)
         model = chat.model
-        api_key = chat.keys.get(model.provider)
-        preparation = prepare_compaction(chat.session.path(), self.settings)
-        if preparation is None:
-            if not manual:
-                return False
-            path = chat.session.path()
-            raise ValueError(
-                "Already compacted." if path and isinstance(path[-1], CompactionEntry) else "Nothing to compact yet."
-            )
         self._controller = controller = AbortController()
         self.reason = reason
         chat.compaction_changed()
         try:
-            result = await compact(
-                preparation,
+            entry = await compact_session(
+                chat.session,
                 model,
-                api_key,
-                None,
-                instructions or None,
-                controller.signal,
-                chat.thinking_level,  # type: ignore[arg-type]
+                api_key=chat.keys.get(model.provider),
+                custom_instructions=instructions or None,
+                signal=controller.signal,
+                thinking_level=chat.thinking_level,  # type: ignore[arg-type]
+                settings=self.settings,
                 stream_fn=chat.stream_fn,
             )
-            if controller.signal.aborted:
-                raise _Cancelled
-        except (_Cancelled, CompactionError) as error:
-            if isinstance(error, _Cancelled) or error.code == "aborted" or controller.signal.aborted:
+        except CompactionError as error:
+            if error.code == "aborted" or controller.signal.aborted:
                 chat.notify("info", "Compaction stopped: the session is unchanged.")
                 return False
             text = chat.keys.redact(str(error))
+            if error.code == "nothing_to_compact":
+                if manual:
+                    raise ValueError(f"{text}.") from None
+                return False
             if manual:
                 raise ValueError(f"Compaction failed: {text} The session is unchanged.") from None
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Automatic compaction failed"
@@ -186,7 +177,7 @@ class Compactor:
             self._controller = None
             self.reason = None
             chat.compaction_changed()
-        await chat.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details)
+        await chat.compacted(entry)
         if will_retry:
             self._drop_failed_reply()
             return True
