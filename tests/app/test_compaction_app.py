@@ -234,3 +234,19 @@ async def test_stop_cancels_a_running_summary(setup: Any) -> None:
     await idle(app)
     assert list(all_lines(backend, app.chat.id)) == before
     assert events.notices()[-1] == "Compaction stopped: the session is unchanged."
+
+
+async def test_an_early_length_stop_with_a_full_window_compacts_and_retries(setup: Any) -> None:
+    app, events, server, _ = setup
+    await three_long_turns(app, server)
+    full = {"text": "", "stop_reason": "length", "usage": {"input": 39_800, "output": 0}}
+    server.script([full, {"text": SUMMARY}, {"text": "answer after the retry"}])
+    await call(app, "send", text="FOURTH question")
+    await idle(app)
+    bodies = [r["body"] for r in server.requests]
+    assert len(bodies) == 3
+    assert user_texts(bodies[1])[0].startswith("<conversation>")
+    retried = bodies[2]["messages"]
+    assert retried[-1]["role"] == "user" and user_texts(bodies[2])[-1] == "FOURTH question"
+    assert app.chat.transcript()[-1]["message"]["content"][0]["text"] == "answer after the retry"
+    assert "overflow" in events.compacting()
