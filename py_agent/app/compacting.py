@@ -25,6 +25,7 @@ from ..session import CompactionEntry, parse_iso_ms
 from ..session.compaction import (
     DEFAULT_COMPACTION_SETTINGS,
     CompactionError,
+    CompactionPreparation,
     CompactionSettings,
     calculate_context_tokens,
     compact_session,
@@ -53,6 +54,10 @@ def compact_command(text: str) -> str | None:
     if match is None:
         return None
     return (match.group("instructions") or "").strip()
+
+
+def _summarizes_something(preparation: CompactionPreparation | None) -> bool:
+    return preparation is not None and bool(preparation.messages_to_summarize or preparation.turn_prefix_messages)
 
 
 class Compactor:
@@ -144,8 +149,10 @@ class Compactor:
         manual = reason == "manual"
         if chat.read_only:
             return False  # another tab writes this session now
-        if prepare_compaction(chat.session.path(), self.settings) is None and not manual:
-            return False  # nothing to compact: pi starts nothing (and shows nothing)
+        if not manual and not _summarizes_something(prepare_compaction(chat.session.path(), self.settings)):
+            # Nothing before the cut (all of it is within the kept tokens): a summary would not
+            # make the context smaller. pi asks for one anyway (docs/deviations.md S6).
+            return False
         model = chat.model
         self._controller = controller = AbortController()
         self.reason = reason

@@ -198,7 +198,7 @@ async def test_overflow_compacts_once_and_retries_once(setup: Any) -> None:
     # A second overflow right after the retry is not compacted again: it says why.
     server.reset()
     server.script([too_long, {"text": SUMMARY}, too_long])
-    await call(app, "send", text="FIFTH question")
+    await call(app, "send", text="FIFTH " + "x" * BIG)  # so that there is something before the cut again
     await idle(app)
     assert len(server.requests) == 3
     assert events.notices()[-1] == OVERFLOW_RETRY_FAILED
@@ -250,3 +250,16 @@ async def test_an_early_length_stop_with_a_full_window_compacts_and_retries(setu
     assert retried[-1]["role"] == "user" and user_texts(bodies[2])[-1] == "FOURTH question"
     assert app.chat.transcript()[-1]["message"]["content"][0]["text"] == "answer after the retry"
     assert "overflow" in events.compacting()
+
+
+async def test_nothing_before_the_cut_means_no_automatic_compaction(setup: Any) -> None:
+    """Past the threshold, but the whole conversation is within the kept tokens: no summary request."""
+    app, events, server, backend = setup
+    server.script([{"text": "short reply", "usage": {"input": 39_000, "output": 5}}, {"text": "again"}])
+    await call(app, "send", text="a short question")
+    await idle(app)
+    await call(app, "send", text="another")
+    await idle(app)
+    assert len(server.requests) == 2
+    assert not any(events.compacting())
+    assert "compaction" not in [json.loads(line)["type"] for line in all_lines(backend, app.chat.id)]
