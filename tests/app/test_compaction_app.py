@@ -263,3 +263,35 @@ async def test_nothing_before_the_cut_means_no_automatic_compaction(setup: Any) 
     assert len(server.requests) == 2
     assert not any(events.compacting())
     assert "compaction" not in [json.loads(line)["type"] for line in all_lines(backend, app.chat.id)]
+
+
+async def test_the_version_left_can_be_summarized_into_the_current_one(setup: Any) -> None:
+    """pi's tree navigation with a summary: after switching versions, the one left is summarized here."""
+    app, events, server, backend = setup
+    server.script([{"text": "first answer"}, {"text": "answer to the edit"}, {"text": "## Goal\nTried X."}])
+    await call(app, "send", text="try X")
+    await idle(app)
+    first = app.chat.transcript()[0]["entryId"]
+    await call(app, "edit", entry_id=first, text="try Y instead")
+    await idle(app)
+    assert app.chat.state()["leftBranch"] is False  # nothing left yet: the edit made a new version
+    await call(app, "switch_branch", entry_id=first)  # back to "try X" ...
+    await call(app, "switch_branch", entry_id=app.chat.transcript()[0]["branch"]["ids"][1])  # ... and to "try Y"
+    assert app.chat.state()["leftBranch"] is True
+    await call(app, "summarize_left_branch", instructions="what failed")
+    await idle(app)
+    prompt = user_texts(server.requests[-1]["body"])[0]
+    assert "[User]: try X" in prompt and "[Assistant]: first answer" in prompt and "try Y" not in prompt
+    assert prompt.endswith("Additional focus: what failed")
+    lines = [json.loads(line) for line in all_lines(backend, app.chat.id)]
+    assert lines[-1]["type"] == "branch_summary" and "Tried X." in lines[-1]["summary"]
+    items = app.chat.transcript()
+    assert items[-1]["message"]["role"] == "branchSummary"
+    assert app.chat.state()["leftBranch"] is False
+    # The next request carries it.
+    server.script([{"text": "ok"}])
+    await call(app, "send", text="go on")
+    await idle(app)
+    sent = user_texts(server.requests[-1]["body"])
+    assert any(text.startswith("The following is a summary of a branch") and "Tried X." in text for text in sent)
+    assert "branch" in events.compacting()
