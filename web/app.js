@@ -377,6 +377,9 @@ function onSessionState(state) {
     `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`,
   );
   updateModel(state.model, state);
+  showCompacting(state.compacting);
+  const summarizeLeft = $("#summarize-left");
+  if (summarizeLeft) summarizeLeft.disabled = !state.leftBranch;
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
   if (!state.streaming && wasStreaming) {
@@ -685,13 +688,15 @@ function buildSessionMenu() {
     ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
+    ["Compact…", "compress", compactSession],
+    ["Summarize the version you left…", "compress", summarizeLeftBranch, "summarize-left"],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
-    ...items.map(([label, iconName, action], i) => {
+    ...items.map(([label, iconName, action, id], i) => {
       const b = h(
         "button",
-        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" },
+        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "", id: id ?? null },
         icon(iconName),
         label,
       );
@@ -714,7 +719,7 @@ function buildSessionMenu() {
     if (opening) menu.querySelector("button").focus();
   });
   menu.addEventListener("keydown", (event) => {
-    const all = [...menu.querySelectorAll("button")];
+    const all = [...menu.querySelectorAll("button:not(:disabled)")];
     const i = all.indexOf(document.activeElement);
     if (event.key === "Escape") {
       event.preventDefault();
@@ -732,6 +737,51 @@ function buildSessionMenu() {
   document.addEventListener("click", (event) => {
     if (!menu.hidden && !menu.contains(event.target)) close();
   });
+}
+
+// Summarize the earlier messages now (as /compact [instructions] typed in the composer does).
+async function compactSession() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes the earlier messages; from then on it reads the summary and the latest messages instead. Nothing is deleted: every message stays in the session and in exports.",
+    { title: "Compact this conversation", label: "Focus of the summary (optional)", confirmLabel: "Compact" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("compact", { instructions }));
+}
+
+// After switching to another version of a message: a summary of the version left, which the
+// model then reads here (pi's tree navigation offers the same).
+async function summarizeLeftBranch() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes what was said and done in the version you switched away from; the summary is added here, so the conversation can build on it.",
+    { title: "Summarize the version you left", label: "Focus of the summary (optional)", confirmLabel: "Summarize" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("summarize_left_branch", { instructions }));
+}
+
+// While a compaction's summary is requested: what runs, and Stop (the composer's Stop does the same).
+function showCompacting(reason) {
+  let status = $("#compaction-status");
+  if (!reason) {
+    if (status) status.hidden = true;
+    return;
+  }
+  if (!status) {
+    const stop = h("button", { type: "button", class: "btn small", text: "Stop" });
+    stop.addEventListener("click", () => py("abort"));
+    status = h("div", { id: "compaction-status", class: "banner compaction-status", role: "status" }, h("span"), stop);
+    $("#banner").after(status);
+  }
+  const text = {
+    threshold: "The conversation is near the model's context limit: summarizing the earlier messages…",
+    overflow: "The model's context was full: summarizing the earlier messages…",
+    branch: "Summarizing the version you left…",
+  };
+  status.firstChild.textContent = text[reason] ?? "Summarizing the earlier messages…";
+  status.hidden = false;
 }
 
 // The session's workspace in the side panel (also opened by a tool card's file chips).
