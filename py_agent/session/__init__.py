@@ -24,6 +24,7 @@ from .entries import (
     KNOWN_ENTRY_TYPES,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -35,6 +36,7 @@ from .entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    UsageEntry,
     entry_from_json,
     header_from_json,
 )
@@ -85,6 +87,9 @@ from .tree import (
     SessionWarning,
     TreeNode,
     build_session_context,
+    build_session_projection,
+    context_edits,
+    context_entries,
 )
 
 __all__ = [
@@ -102,6 +107,7 @@ __all__ = [
     "TITLE_MAX_CHARS",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "Entry",
@@ -123,10 +129,14 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "UnknownEntry",
+    "UsageEntry",
     "agent_messages",
     "attachment_entries",
     "build_session_context",
+    "build_session_projection",
     "compute_metadata",
+    "context_edits",
+    "context_entries",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",
