@@ -35,10 +35,13 @@ from ..ai.types import (
 )
 from ..core import Agent
 from ..session import (
+    ContextEditEntry,
     CustomEntry,
     Entry,
     MessageEntry,
     Session,
+    context_edits,
+    context_entries,
     convert_to_llm,
     export_with_attachments,
     message_to_json,
@@ -47,6 +50,7 @@ from ..session import (
     to_json_value,
 )
 from .catalog import provider_info
+from .context_meter import context_meter
 from .errors import classify_error, describe_error
 from .keys import KeyRing
 from .network import provider_transport, unreachable_advice
@@ -559,10 +563,13 @@ class ChatSession:
             data["errorMessage"] = self.keys.redact(error)
         return data
 
-    def item(self, entry: MessageEntry) -> dict[str, Any]:
-        """One message of the transcript: the entry's message, its id, and the alternatives at
-        its place in the tree (edits of a user message, retries of a reply)."""
+    def item(self, entry: MessageEntry, edit: ContextEditEntry | None = None) -> dict[str, Any]:
+        """One message of the transcript: the entry's message, its id, the alternatives at its
+        place in the tree (edits of a user message, retries of a reply) and, when a pi 1.x
+        ``context_edit`` changed what the model sees of it, ``contextEdit``: ``"removed"`` or ``"replaced"``."""
         item: dict[str, Any] = {"entryId": entry.id, "message": entry.message}
+        if edit is not None:
+            item["contextEdit"] = "removed" if edit.replacement is None else "replaced"
         role = entry.message.get("role")
         view = error_view(entry.message) if role == "assistant" else None
         if view is not None:
@@ -577,7 +584,9 @@ class ChatSession:
         return item
 
     def transcript(self) -> list[dict[str, Any]]:
-        return [self.item(entry) for entry in self.session.path() if isinstance(entry, MessageEntry)]
+        path = self.session.path()
+        edits = context_edits(context_entries(path))
+        return [self.item(entry, edits.get(entry.id)) for entry in path if isinstance(entry, MessageEntry)]
 
     def streaming_snapshot(self, since: int | None = None) -> dict[str, Any] | None:
         """The reply being streamed, for a page that has revision ``since`` of it: only what
@@ -618,6 +627,12 @@ class ChatSession:
                 "cost": usage.cost.total + extra["cost"],
             },
             "messageCount": meta.message_count,
+            "context": context_meter(
+                self.agent.state.messages,
+                system_prompt=self.system_prompt,
+                tools=self.agent.state.tools,
+                context_window=self.model.context_window,
+            ),
             "systemPrompt": self.system_prompt,
             "unsaved": len(self._unsaved),
             "error": self.keys.redact(self.agent.state.error_message or ""),
