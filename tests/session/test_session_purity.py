@@ -13,7 +13,7 @@ ALLOWED_THIRD_PARTY = {"pydantic", "pydantic_core", "typing_extensions", "annota
 
 
 def _sources() -> list[pathlib.Path]:
-    return sorted(pathlib.Path(py_agent.session.__file__).resolve().parent.glob("*.py"))
+    return sorted(pathlib.Path(py_agent.session.__file__).resolve().parent.rglob("*.py"))
 
 
 def test_session_imports_only_stdlib_and_pydantic() -> None:
