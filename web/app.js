@@ -365,6 +365,7 @@ function onSessionState(state) {
     `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`,
   );
   updateModel(state.model, state);
+  showCompacting(state.compacting);
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
   if (!state.streaming && wasStreaming) {
@@ -673,6 +674,7 @@ function buildSessionMenu() {
     ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
+    ["Compact…", "compress", compactSession],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
@@ -720,6 +722,38 @@ function buildSessionMenu() {
   document.addEventListener("click", (event) => {
     if (!menu.hidden && !menu.contains(event.target)) close();
   });
+}
+
+// Summarize the earlier messages now (as /compact [instructions] typed in the composer does).
+async function compactSession() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes the earlier messages; from then on it reads the summary and the latest messages instead. Nothing is deleted: every message stays in the session and in exports.",
+    { title: "Compact this conversation", label: "Focus of the summary (optional)", confirmLabel: "Compact" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("compact", { instructions }));
+}
+
+// While a compaction's summary is requested: what runs, and Stop (the composer's Stop does the same).
+function showCompacting(reason) {
+  let status = $("#compaction-status");
+  if (!reason) {
+    if (status) status.hidden = true;
+    return;
+  }
+  if (!status) {
+    const stop = h("button", { type: "button", class: "btn small", text: "Stop" });
+    stop.addEventListener("click", () => py("abort"));
+    status = h("div", { id: "compaction-status", class: "banner compaction-status", role: "status" }, h("span"), stop);
+    $("#banner").after(status);
+  }
+  const why = {
+    threshold: "The conversation is near the model's context limit: ",
+    overflow: "The model's context was full: ",
+  };
+  status.firstChild.textContent = `${why[reason] ?? ""}summarizing the earlier messages…`;
+  status.hidden = false;
 }
 
 // The session's workspace in the side panel (also opened by a tool card's file chips).

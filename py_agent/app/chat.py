@@ -35,6 +35,7 @@ from ..ai.types import (
 )
 from ..core import Agent
 from ..session import (
+    CompactionEntry,
     ContextEditEntry,
     CustomEntry,
     Entry,
@@ -50,6 +51,7 @@ from ..session import (
     to_json_value,
 )
 from .catalog import provider_info
+from .compacting import Compactor
 from .context_meter import context_meter
 from .errors import classify_error, describe_error
 from .keys import KeyRing
@@ -134,11 +136,13 @@ class ChatSession:
             },
             convert_to_llm=convert_to_llm,
             get_api_key=self._api_key,
-            stream_fn=self._stream,
+            stream_fn=self.stream_fn,
             session_id=session.id,
             after_tool_call=self._after_tool_call,
         )
         self.agent.subscribe(self._on_event)
+        self.compactor = Compactor(self)
+        self._last_reply: Any = None  # the last reply of the run, checked for compaction after it
 
     # ---- construction -----------------------------------------------------------------------
 
@@ -177,7 +181,7 @@ class ChatSession:
             open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
             extras={
                 "get_tools": lambda: list(self.agent.state.tools),
-                "stream_fn": self._stream,
+                "stream_fn": self.stream_fn,
                 # A subagent's child finished: its usage now counts in the totals shown.
                 "on_subagent_end": lambda _result: self._emit_state(),
                 **({"confirm": self.confirm} if self.confirm is not None else {}),
@@ -219,7 +223,9 @@ class ChatSession:
     def _api_key(self, provider: str) -> str | None:
         return self.keys.get(provider)
 
-    def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+    def stream_fn(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+        """How this chat asks its model: ``stream_simple`` with the idle timeout, the CORS proxy
+        and the app's retry policy (replies, subagents and compaction summaries alike)."""
         if options.idle_timeout_ms is None and self.idle_timeout_ms:
             options = replace(options, idle_timeout_ms=self.idle_timeout_ms)
         if options.http_transport is None:
@@ -241,6 +247,7 @@ class ChatSession:
             message = event.message
             role = role_of(message)
             if role == "user":
+                self.compactor.overflow_attempted = False
                 self._delivered(message)
             elif role == "assistant":
                 self._stream_view.reset()
@@ -289,6 +296,9 @@ class ChatSession:
         await self._persist(clear_draft=role == "assistant")
         if role == "assistant":
             self._stream_notified = False
+            self._last_reply = message
+            if isinstance(message, AssistantMessage) and message.stop_reason != "error":
+                self.compactor.overflow_attempted = False
             if isinstance(message, AssistantMessage) and message.stop_reason == "error":
                 self._check_key_rejected(message)
 
@@ -427,8 +437,29 @@ class ChatSession:
         self._check_idle()
         if not self.persisted:
             self._write_prelude()
-        self._run(self.agent.prompt(message or _user_message(text)))
+        self._run(self._prompt(message or _user_message(text)))
         self._emit_state()
+
+    async def _prompt(self, message: UserMessage) -> None:
+        """pi's ``prompt``: compact first if the last reply says the context is (over)full, then send."""
+        last = next((m for m in reversed(self.agent.state.messages) if role_of(m) == "assistant"), None)
+        if last is not None and await self.compactor.check(last, skip_aborted=False):
+            await self._continue()
+        await self.agent.prompt(message)
+        await self._after_runs()
+
+    async def _continue(self) -> None:
+        await self.agent.continue_()
+        await self._after_runs()
+
+    async def _after_runs(self) -> None:
+        """pi's ``_handlePostAgentRun`` loop: after each run, compact if its last reply asks for
+        it, and continue when that compaction says so (an overflow's retry, queued messages)."""
+        while True:
+            last, self._last_reply = self._last_reply, None
+            if last is None or not await self.compactor.check(last):
+                return
+            await self.agent.continue_()
 
     def queue(self, text: str, mode: str) -> QueuedMessage:
         """Queue a message while a reply streams: ``steer`` (after the current step) or
@@ -458,6 +489,30 @@ class ChatSession:
 
     def abort(self) -> None:
         self.agent.abort()
+        self.compactor.abort()
+
+    async def compact(self, instructions: str = "") -> None:
+        """Compact now (the session menu's "Compact", ``/compact [instructions]``): a reply being
+        written is stopped first, as pi does. The summary runs as this chat's task (Stop cancels it)."""
+        self._check_writable()
+        if self.streaming:
+            self.abort()
+            await self.wait_idle()
+        self._run(self.compactor.run("manual", instructions=instructions))
+        self._emit_state()
+
+    async def compacted(self, entry: CompactionEntry) -> None:
+        """Save a ``compaction`` entry just appended; the agent then sees the summary and the kept messages."""
+        self._unsaved.append(entry)
+        await self._persist()
+        self._reset_agent_messages()
+        self._emit_transcript()
+
+    def notify(self, level: str, text: str) -> None:
+        self._emit("notice", {"level": level, "text": text})
+
+    def compaction_changed(self) -> None:
+        self._emit_state()
 
     def _reset_agent_messages(self) -> None:
         self.agent.state.messages = self.session.build_context().agent_messages()
@@ -477,7 +532,7 @@ class ChatSession:
             raise ValueError("There is no message to answer.")
         await self._save_record()
         self._emit_transcript()
-        self._run(self.agent.continue_())
+        self._run(self._continue())
 
     async def edit(self, entry_id: str, text: str) -> None:
         """Resend an earlier user message with new text: a branch from the point before it."""
@@ -584,9 +639,31 @@ class ChatSession:
         return item
 
     def transcript(self) -> list[dict[str, Any]]:
+        """The path's messages, and a card for each compaction on it, placed where its cut is
+        (before its first kept message); the messages before the latest cut are marked
+        ``compacted`` (kept in the session, no longer sent to the model); see :meth:`item` for
+        ``contextEdit``."""
         path = self.session.path()
         edits = context_edits(context_entries(path))
-        return [self.item(entry, edits.get(entry.id)) for entry in path if isinstance(entry, MessageEntry)]
+        index = {entry.id: i for i, entry in enumerate(path)}
+        cards: dict[int, list[dict[str, Any]]] = {}
+        cut = 0
+        for position, entry in enumerate(path):
+            if isinstance(entry, CompactionEntry):
+                kept = index.get(entry.first_kept_entry_id, position)
+                anchor = kept if kept < position else position
+                card = {"summary": entry.summary, "tokensBefore": entry.tokens_before}
+                cards.setdefault(anchor, []).append({"entryId": entry.id, "compaction": card})
+                cut = anchor
+        items: list[dict[str, Any]] = []
+        for position, entry in enumerate(path):
+            items.extend(cards.get(position, ()))
+            if isinstance(entry, MessageEntry):
+                item = self.item(entry, edits.get(entry.id))
+                if position < cut:
+                    item["compacted"] = True
+                items.append(item)
+        return items
 
     def streaming_snapshot(self, since: int | None = None) -> dict[str, Any] | None:
         """The reply being streamed, for a page that has revision ``since`` of it: only what
@@ -637,6 +714,7 @@ class ChatSession:
             "unsaved": len(self._unsaved),
             "error": self.keys.redact(self.agent.state.error_message or ""),
             "tools": [getattr(tool, "name", "") for tool in self.agent.state.tools],
+            "compacting": self.compactor.reason,
         }
 
     def _emit_state(self) -> None:

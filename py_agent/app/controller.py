@@ -47,6 +47,7 @@ from ..transports.proxy import ProxyTransport
 from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
 from .chat import ChatSession, estimate_tokens
 from .commands import CommandError, CommandTable, method_command
+from .compacting import compact_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import clean_text, friendly_error
 from .keys import KeyRing, TabKeyStore
@@ -471,6 +472,10 @@ class WebApp:
         model = chat.model
         if model_requires_api_key(model) and not self.keys.has(model.provider):
             return {"status": "need_key", "provider": self._key_request(model.provider)}
+        instructions = compact_command(text) if not attachments else None
+        if instructions is not None:
+            await chat.compact(instructions)  # "/compact [instructions]", as in pi's CLI
+            return {"status": "sent"}
         if attachments:
             from .attachments import MAX_SETTING, send_with_attachments  # on first use: not at the page's start
 
@@ -492,13 +497,23 @@ class WebApp:
         if not text:
             return {"status": "empty"}
         chat = self._chat()
-        if not chat.streaming:
-            return {"status": "idle"}
+        if chat.compactor.running:
+            return {"status": "compacting"}  # the text stays in the box until the summary is done
+        if not chat.streaming or compact_command(text) is not None:
+            return {"status": "idle"}  # the page sends it instead ("/compact" stops the reply first)
         queued = chat.queue(text, "follow_up" if mode == "follow_up" else "steer")
         return {"status": "queued", "id": queued.id}
 
     def cmd_unqueue(self, id: str) -> dict[str, Any]:
         return {"text": self._chat().unqueue(id)}
+
+    async def cmd_compact(self, instructions: str = "") -> dict[str, Any]:
+        """Summarize the session's earlier messages now (the session menu's "Compact")."""
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.compact(instructions.strip())
+        return {"status": "sent"}
 
     def cmd_abort(self) -> dict[str, Any]:
         if self.chat is not None:
@@ -554,6 +569,8 @@ class WebApp:
     def cmd_check_send(self, text: str) -> dict[str, Any]:
         """Whether sending ``text`` now would exceed the model's context window (pi's chars/4 estimate)."""
         model = self.chat.model if self.chat is not None else self.default_model()
+        if compact_command(text) is not None:
+            return {"tokens": 0, "contextWindow": model.context_window, "over": False}  # a command, not sent
         history = list(self.chat.agent.state.messages) if self.chat is not None else []
         prompt = self.chat.system_prompt if self.chat is not None else self._system_prompt()
         tokens = estimate_tokens(history, prompt + text)
@@ -841,6 +858,7 @@ APP_COMMANDS = tuple(
         ("queue", WebApp.cmd_queue),
         ("unqueue", WebApp.cmd_unqueue),
         ("abort", WebApp.cmd_abort),
+        ("compact", WebApp.cmd_compact),
         ("retry", WebApp.cmd_retry),
         ("edit", WebApp.cmd_edit),
         ("switch_branch", WebApp.cmd_switch_branch),

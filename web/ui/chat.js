@@ -533,7 +533,8 @@ export class ChatView {
   renderItem(item, index) {
     const role = item.message?.role;
     let node = null;
-    if (role === "user") node = this.renderUser(item);
+    if (item.compaction) node = this.renderCompaction(item);
+    else if (role === "user") node = this.renderUser(item);
     else if (role === "assistant") {
       node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" });
       this.fillAssistant(node, item, index, false);
@@ -545,7 +546,33 @@ export class ChatView {
       node.dataset.entryId = item.entryId;
       this.nodes.set(item.entryId, node);
     }
+    if (node && item.compacted) {
+      // Before the cut: kept in the session (and exports), no longer sent to the model.
+      node.classList.add("compacted");
+      node.title = "Summarized: the model now reads the summary instead of this message.";
+    }
     return node;
+  }
+
+  // Where a compaction cut the conversation: the summary the model reads instead of the
+  // messages above, collapsed (its Markdown rendered when first opened).
+  renderCompaction(item) {
+    const { summary, tokensBefore } = item.compaction;
+    const before = tokensBefore ? ` (about ${formatTokens(tokensBefore)} tokens before)` : "";
+    const body = h("div", { class: "compaction-summary md" });
+    const details = h("details", { class: "compaction-details" }, h("summary", { text: "Summary" }), body);
+    details.addEventListener("toggle", () => {
+      if (details.open && !body.childNodes.length) renderMarkdownInto(body, summary);
+    });
+    return h(
+      "article",
+      { class: "msg compaction", "aria-label": "Conversation compacted" },
+      h("p", {
+        class: "compaction-cut",
+        text: `Earlier messages compacted${before}: the model reads this summary instead of the messages above.`,
+      }),
+      details,
+    );
   }
 
   renderOther(item) {

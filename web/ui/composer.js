@@ -439,9 +439,10 @@ export class Composer {
     this.update();
   }
 
-  setState({ streaming, readOnly, queue, model, context }) {
+  setState({ streaming, readOnly, queue, model, compacting, context }) {
     this.context = context ?? null;
     this.streaming = Boolean(streaming);
+    this.compacting = Boolean(compacting);
     this.readOnly = Boolean(readOnly);
     if (model && model !== this.model) {
       this.model = model;
@@ -466,9 +467,11 @@ export class Composer {
       : streaming
         ? "Steer the reply… (Enter: after this step · Alt+Enter: when done)"
         : "Message…";
-    this.hint.textContent = streaming
-      ? "Enter steers · Alt+Enter follows up · Esc stops"
-      : "Enter sends · Shift+Enter new line";
+    this.hint.textContent = this.compacting
+      ? "Summarizing the earlier messages · Esc stops"
+      : streaming
+        ? "Enter steers · Alt+Enter follows up · Esc stops"
+        : "Enter sends · Shift+Enter new line";
     this.updateMeter();
   }
 

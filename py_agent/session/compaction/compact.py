@@ -13,7 +13,7 @@ Failures raise :class:`CompactionError` (pi returns them as ``Result`` values; d
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -429,35 +429,9 @@ async def compact(
     if not prep.first_kept_entry_id:
         raise CompactionError("invalid_session", "First kept entry has no UUID - session may need migration")
     reserve = prep.settings.reserve_tokens
-    if prep.is_split_turn and prep.turn_prefix_messages:
-        history = (
-            generate_summary(
-                prep.messages_to_summarize,
-                model,
-                reserve,
-                api_key,
-                headers,
-                signal,
-                custom_instructions,
-                prep.previous_summary,
-                thinking_level,
-                stream_fn=stream_fn,
-            )
-            if prep.messages_to_summarize
-            else _no_history()
-        )
-        prefix = _turn_prefix_summary(
-            prep.turn_prefix_messages, model, reserve, api_key, headers, signal, thinking_level, stream_fn
-        )
-        # Both requests run to their end, then the history's failure is reported first (as pi's
-        # Promise.all over two Results does).
-        results = await asyncio.gather(history, prefix, return_exceptions=True)
-        for outcome in results:
-            if isinstance(outcome, BaseException):
-                raise outcome
-        summary = f"{results[0]}\n\n---\n\n**Turn Context (split turn):**\n\n{results[1]}"
-    else:
-        summary = await generate_summary(
+
+    def history() -> Awaitable[str]:
+        return generate_summary(
             prep.messages_to_summarize,
             model,
             reserve,
@@ -469,6 +443,22 @@ async def compact(
             thinking_level,
             stream_fn=stream_fn,
         )
+
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        prefix = _turn_prefix_summary(
+            prep.turn_prefix_messages, model, reserve, api_key, headers, signal, thinking_level, stream_fn
+        )
+        # Both requests run to their end, then the history's failure is reported first (as pi's
+        # Promise.all over two Results does).
+        results = await asyncio.gather(
+            history() if prep.messages_to_summarize else _no_history(), prefix, return_exceptions=True
+        )
+        for outcome in results:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        summary = f"{results[0]}\n\n---\n\n**Turn Context (split turn):**\n\n{results[1]}"
+    else:
+        summary = await history()
     read_files, modified_files = compute_file_lists(prep.file_ops)
     summary += format_file_operations(read_files, modified_files)
     return CompactionResult(
