@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from session_helpers import assistant, new_session, tool_result, user
 
+from py_agent.ai.faux import faux_assistant_message, register_faux_provider
 from py_agent.session import (
     ContextEditEntry,
     MessageEntry,
@@ -29,6 +30,7 @@ from py_agent.session import (
     import_jsonl,
     message_to_json,
 )
+from py_agent.session.compaction import CompactionSettings, compact_session
 
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = HERE / "pi1x_sessions.mjs"
@@ -177,3 +179,36 @@ def _text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return " ".join(block.get("text", "") for block in content or [] if block.get("type") == "text")
+
+
+@pytest.mark.parametrize("version", ["0.79.10", "1.6.0"])
+async def test_pi_cli_opens_a_session_compacted_by_compact_session(
+    version: str, reference_install: pathlib.Path, reference_1x_install: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """The summary is asked of a model (the faux provider) by py_agent's own compaction, as the page does."""
+    session = new_session()
+    for turn in range(6):
+        session.append_message(user(f"question {turn} " + "words " * 400))
+        session.append_message(assistant(f"answer {turn} " + "more " * 400))
+    faux = register_faux_provider()
+    try:
+        # A cut inside a turn asks for the turn's beginning too (pi's split turn).
+        faux.set_responses([faux_assistant_message(text) for text in ("## Goal\nSix questions answered.", "A turn.")])
+        model = faux.get_model()
+        assert model is not None
+        settings = CompactionSettings(keep_recent_tokens=1500)
+        entry = await compact_session(session, model, settings=settings)
+    finally:
+        faux.unregister()
+    session.append_message(user("after the cut"))
+    path = tmp_path / "compacted.jsonl"
+    path.write_text(export_jsonl(session), encoding="utf-8")
+    seen = pi_reads(reference_install if version == "0.79.10" else reference_1x_install, path)
+    messages = seen["contexts"][session.leaf_id]["messages"]
+    assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == entry.summary
+    assert messages[0]["summary"].startswith("## Goal\nSix questions answered.")
+    kept = session[entry.first_kept_entry_id]
+    assert isinstance(kept, MessageEntry) and messages[1] == kept.message
+    assert messages[-1]["content"] == "after the cut"
+    assert "question 0" not in json.dumps(messages)  # summarized, not sent
+    assert messages == session.build_context().messages
