@@ -30,6 +30,7 @@ from .entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
 )
 from .messages import (
     agent_messages,
@@ -494,6 +495,36 @@ class Session:
             tokens_before=tokens_before,
             **optional,
         )
+        self.append(entry)
+        return entry
+
+    def append_usage(self, kind: str, provider: str, model: str, usage: Any, note: str | None = None) -> UsageEntry:
+        """Record usage a model was paid for outside the conversation (pi 1.x ``appendUsage``;
+        ``kind`` e.g. ``"cache_warm"``): counted in the session's totals, never in the context."""
+        entry = UsageEntry(
+            **self._base(), kind=kind, provider=provider, model=model, usage=to_json_value(usage), **_given(note=note)
+        )
+        self.append(entry)
+        return entry
+
+    def append_context_edit(self, target_id: str, replacement: Any) -> ContextEditEntry:
+        """Change what the model sees of an earlier entry from here on (pi 1.x ``appendContextEdit``):
+        ``None`` leaves it out, ``{"content": ...}`` replaces its content (a string for a reply or a
+        tool result becomes one text block). The target must be a user, assistant or tool-result
+        message, or a custom message, on the current branch; raises ``ValueError`` otherwise."""
+        if replacement is not None:
+            replacement = to_json_value(replacement)
+            if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), str | list):
+                raise ValueError("Context edit replacement must be null or contain string/array content")
+        target = self[target_id]
+        if all(entry.id != target_id for entry in self.path()):
+            raise ValueError(f"Entry {target_id} is not on the active branch")
+        role = target.message.get("role") if isinstance(target, MessageEntry) else None
+        if not isinstance(target, CustomMessageEntry) and role not in ("user", "assistant", "toolResult"):
+            raise ValueError(f"Entry {target_id} does not contribute editable model content")
+        if replacement is not None and role in ("assistant", "toolResult") and isinstance(replacement["content"], str):
+            replacement = {"content": [{"type": "text", "text": replacement["content"]}]}
+        entry = ContextEditEntry(**self._base(), target_id=target_id, replacement=replacement)
         self.append(entry)
         return entry
 

@@ -212,3 +212,55 @@ async def test_pi_cli_opens_a_session_compacted_by_compact_session(
     assert messages[-1]["content"] == "after the cut"
     assert "question 0" not in json.dumps(messages)  # summarized, not sent
     assert messages == session.build_context().messages
+
+
+def test_context_edits_and_usage_made_here_read_the_same_in_pi_1x(
+    reference_1x_install: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    session = new_session()
+    first = session.append_message(user("drop me"))
+    reply = session.append_message(assistant("a reply", tool_call="call_1"))
+    result = session.append_message(tool_result("call_1", "a long result " * 50))
+    session.append_message(assistant("done"))
+    note = session.append_custom_message("note", "a note")
+    session.append_context_edit(first.id, None)
+    edit = session.append_context_edit(result.id, {"content": "(elided)"})
+    assert edit.replacement == {"content": [{"type": "text", "text": "(elided)"}]}  # as pi normalizes it
+    session.append_context_edit(note.id, {"content": "a shorter note"})
+    session.append_context_edit(reply.id, {"content": [{"type": "text", "text": "edited"}]})
+    session.append_usage(
+        "cache_warm",
+        "anthropic",
+        "claude-sonnet-4-5",
+        {
+            "input": 0,
+            "output": 0,
+            "cacheRead": 900,
+            "cacheWrite": 0,
+            "totalTokens": 900,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0.0027, "cacheWrite": 0, "total": 0.0027},
+        },
+        note="warming",
+    )
+    for bad, why in [
+        ({"text": "x"}, "string/array content"),
+        ({"content": 5}, "string/array content"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            session.append_context_edit(first.id, bad)
+    label = session.append_label(first.id, "x")
+    with pytest.raises(ValueError, match="editable"):
+        session.append_context_edit(label.id, None)
+    session.branch(first.id)
+    with pytest.raises(ValueError, match="active branch"):
+        session.append_context_edit(note.id, None)
+    session.branch(label.id)
+
+    path = tmp_path / "edited.jsonl"
+    path.write_text(export_jsonl(session), encoding="utf-8")
+    seen = pi_reads(reference_1x_install, path)
+    assert seen["contexts"][session.leaf_id]["messages"] == session.build_context().messages
+    texts = json.dumps(session.build_context().messages)
+    assert "drop me" not in texts and "a long result" not in texts and "a shorter note" in texts
+    usage = session.metadata.usage
+    assert usage.cache_read == 900 and math.isclose(usage.cost.total, sum(row["cost"] for row in seen["usage"]))
