@@ -65,6 +65,7 @@ from .messages import (
     message_text,
     message_to_json,
     to_json_value,
+    typed_text,
 )
 from .metadata import (
     METADATA_FORMAT,
@@ -164,6 +165,7 @@ __all__ = [
     "parse_iso_ms",
     "secret_redactor",
     "to_json_value",
+    "typed_text",
     "update_metadata",
     "uuidv7",
 ]
