@@ -175,3 +175,59 @@ def test_the_context_meter_follows_the_reported_input_tokens(app: App, mock: Moc
     label = meter.get_attribute("aria-label") or ""
     assert meter.locator(".meter-text").inner_text() in label
     page.locator("#input").fill("")
+
+
+def test_a_session_compacted_in_the_page_opens_in_pi_s_cli(
+    app: App, mock: MockProviderServer, reference_install: Path, reference_1x_install: Path, tmp_path: Path
+) -> None:
+    """Exported after ``/compact``, pi 0.79.10's and 1.6.0's SessionManager see what the page sends
+    next: the summary, then the kept messages."""
+    page = app.page
+    app.new_chat()
+    app.choose_model("mock one", "Mock One")
+    mock.reset()
+    # Usage below the threshold: no automatic compaction, the /compact below makes the cut.
+    replies = [{"text": f"reply-{n}", "usage": {"input": 1000 * n, "output": 5}} for n in (1, 2, 3)]
+    mock.script([*replies, {"text": "## Goal\nThree long messages."}, {"text": "reply-4"}])
+    for n, word in enumerate(("FIRST", "SECOND", "THIRD"), start=1):
+        app.type_and_enter(f"{word} " + "x" * 48_000)
+        page.locator("#transcript .msg.assistant", has_text=f"reply-{n}").wait_for(timeout=60_000)
+        app.wait_idle()
+    app.type_and_enter("/compact")
+    page.locator("#transcript .msg.compaction").wait_for(timeout=60_000)
+    app.wait_idle()
+    app.type_and_enter("FOURTH question")
+    page.locator("#transcript .msg.assistant", has_text="reply-4").wait_for(timeout=60_000)
+    app.wait_idle()
+    sent = last_request_texts(mock)
+    assert sent[0].startswith("The conversation history before this point was compacted")
+    assert not any(text.startswith("FIRST") for text in sent)
+
+    path = tmp_path / "compacted.jsonl"
+    path.write_text(app.py("export_session")["text"], encoding="utf-8")
+    for modules in (reference_install, reference_1x_install):
+        done = subprocess.run(
+            ["node", str(SCRIPT), "read", str(modules / "node_modules"), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        context = seen["contexts"][seen["leafId"]]["messages"]
+        assert context[0]["role"] == "compactionSummary"
+        assert context[0]["summary"].startswith("## Goal\nThree long messages.")
+        # The messages before the last reply, as pi's CLI would send them: what the page sent.
+        llm = seen["llm"][:-1]
+        texts = [
+            block["text"]
+            for message in llm
+            for block in (
+                [{"type": "text", "text": message["content"]}]
+                if isinstance(message["content"], str)
+                else message["content"]
+            )
+            if block.get("type") == "text"
+        ]
+        assert texts == sent, modules
