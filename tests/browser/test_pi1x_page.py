@@ -46,14 +46,18 @@ def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
     app.page.context.close()
 
 
-def last_request_texts(mock: MockProviderServer) -> list[str]:
-    body = mock.requests[-1]["body"]
+def texts_of(messages: list[dict[str, Any]]) -> list[str]:
+    """The text blocks of pi-shaped messages (content a string or blocks), in order."""
     texts = []
-    for message in body["messages"]:
+    for message in messages:
         content = message["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         texts += [block.get("text", "") for block in blocks if block.get("type") == "text"]
     return texts
+
+
+def last_request_texts(mock: MockProviderServer) -> list[str]:
+    return texts_of(mock.requests[-1]["body"]["messages"])
 
 
 def test_a_pi_1x_session_imports_sends_counts_and_exports(
@@ -218,16 +222,5 @@ def test_a_session_compacted_in_the_page_opens_in_pi_s_cli(
         context = seen["contexts"][seen["leafId"]]["messages"]
         assert context[0]["role"] == "compactionSummary"
         assert context[0]["summary"].startswith("## Goal\nThree long messages.")
-        # The messages before the last reply, as pi's CLI would send them: what the page sent.
-        llm = seen["llm"][:-1]
-        texts = [
-            block["text"]
-            for message in llm
-            for block in (
-                [{"type": "text", "text": message["content"]}]
-                if isinstance(message["content"], str)
-                else message["content"]
-            )
-            if block.get("type") == "text"
-        ]
-        assert texts == sent, modules
+        # What pi's CLI would send before the last reply is what the page sent.
+        assert texts_of(seen["llm"][:-1]) == sent, modules  # all but the last reply
