@@ -142,6 +142,8 @@ class Compactor:
         continue (an overflow's retry, or queued messages)."""
         chat = self.chat
         manual = reason == "manual"
+        if chat.read_only:
+            return False  # another tab writes this session now
         if prepare_compaction(chat.session.path(), self.settings) is None and not manual:
             return False  # nothing to compact: pi starts nothing (and shows nothing)
         model = chat.model
