@@ -378,6 +378,8 @@ function onSessionState(state) {
   );
   updateModel(state.model, state);
   showCompacting(state.compacting);
+  const summarizeLeft = $("#summarize-left");
+  if (summarizeLeft) summarizeLeft.disabled = !state.leftBranch;
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
   if (!state.streaming && wasStreaming) {
@@ -687,13 +689,14 @@ function buildSessionMenu() {
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
     ["Compact…", "compress", compactSession],
+    ["Summarize the version you left…", "compress", summarizeLeftBranch, "summarize-left"],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
-    ...items.map(([label, iconName, action], i) => {
+    ...items.map(([label, iconName, action, id], i) => {
       const b = h(
         "button",
-        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" },
+        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "", id: id ?? null },
         icon(iconName),
         label,
       );
@@ -716,7 +719,7 @@ function buildSessionMenu() {
     if (opening) menu.querySelector("button").focus();
   });
   menu.addEventListener("keydown", (event) => {
-    const all = [...menu.querySelectorAll("button")];
+    const all = [...menu.querySelectorAll("button:not(:disabled)")];
     const i = all.indexOf(document.activeElement);
     if (event.key === "Escape") {
       event.preventDefault();
@@ -747,6 +750,18 @@ async function compactSession() {
   await run(() => sendLike("compact", { instructions }));
 }
 
+// After switching to another version of a message: a summary of the version left, which the
+// model then reads here (pi's tree navigation offers the same).
+async function summarizeLeftBranch() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes what was said and done in the version you switched away from; the summary is added here, so the conversation can build on it.",
+    { title: "Summarize the version you left", label: "Focus of the summary (optional)", confirmLabel: "Summarize" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("summarize_left_branch", { instructions }));
+}
+
 // While a compaction's summary is requested: what runs, and Stop (the composer's Stop does the same).
 function showCompacting(reason) {
   let status = $("#compaction-status");
@@ -760,11 +775,12 @@ function showCompacting(reason) {
     status = h("div", { id: "compaction-status", class: "banner compaction-status", role: "status" }, h("span"), stop);
     $("#banner").after(status);
   }
-  const why = {
-    threshold: "The conversation is near the model's context limit: ",
-    overflow: "The model's context was full: ",
+  const text = {
+    threshold: "The conversation is near the model's context limit: summarizing the earlier messages…",
+    overflow: "The model's context was full: summarizing the earlier messages…",
+    branch: "Summarizing the version you left…",
   };
-  status.firstChild.textContent = `${why[reason] ?? ""}summarizing the earlier messages…`;
+  status.firstChild.textContent = text[reason] ?? "Summarizing the earlier messages…";
   status.hidden = false;
 }
 

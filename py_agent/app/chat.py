@@ -35,6 +35,7 @@ from ..ai.types import (
 )
 from ..core import Agent
 from ..session import (
+    BranchSummaryEntry,
     CompactionEntry,
     ContextEditEntry,
     CustomEntry,
@@ -44,6 +45,7 @@ from ..session import (
     context_edits,
     context_entries,
     convert_to_llm,
+    create_branch_summary_message,
     export_with_attachments,
     message_to_json,
     new_entry_id,
@@ -143,6 +145,9 @@ class ChatSession:
         self.agent.subscribe(self._on_event)
         self.compactor = Compactor(self)
         self._last_reply: Any = None  # the last reply of the run, checked for compaction after it
+        self.left_leaf: str | None = None
+        """The leaf of the version the user switched away from (until the next message): what
+        "Summarize the version you left" summarizes, as pi's tree navigation offers."""
 
     # ---- construction -----------------------------------------------------------------------
 
@@ -440,6 +445,7 @@ class ChatSession:
         self._check_idle()
         if not self.persisted:
             self._write_prelude()
+        self.left_leaf = None
         self._run(self._prompt(message or _user_message(text)))
         self._emit_state()
 
@@ -504,8 +510,19 @@ class ChatSession:
         self._run(self.compactor.run("manual", instructions=instructions))
         self._emit_state()
 
-    async def compacted(self, entry: CompactionEntry) -> None:
-        """Save a ``compaction`` entry just appended; the agent then sees the summary and the kept messages."""
+    async def summarize_left_branch(self, instructions: str = "") -> None:
+        """Summarize the version the user switched away from, into the current one (a
+        ``branch_summary`` entry the model reads); runs as this chat's task (Stop cancels it)."""
+        self._check_writable()
+        self._check_idle()
+        left = self.left_leaf
+        if left is None or left not in self.session:
+            raise ValueError("Switch to another version of a message first: its summary comes with you.")
+        self._run(self.compactor.summarize_branch(left, instructions))
+        self._emit_state()
+
+    async def compacted(self, entry: CompactionEntry | BranchSummaryEntry) -> None:
+        """Save a summary entry just appended; the agent then reads the context with it."""
         self._unsaved.append(entry)
         await self._persist()
         self._reset_agent_messages()
@@ -555,7 +572,10 @@ class ChatSession:
     async def switch_branch(self, entry_id: str) -> None:
         """Show the branch through ``entry_id`` (its most recent leaf)."""
         self._check_idle()
+        left = self.session.leaf_id
         self.session.branch(self.session.latest_leaf(entry_id))
+        if self.session.leaf_id != left:
+            self.left_leaf = left
         self._reset_agent_messages()
         await self._save_record()
         self._emit_transcript()
@@ -661,7 +681,10 @@ class ChatSession:
         items: list[dict[str, Any]] = []
         for position, entry in enumerate(path):
             items.extend(cards.get(position, ()))
-            if isinstance(entry, MessageEntry):
+            if isinstance(entry, BranchSummaryEntry) and entry.summary:
+                message = create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp)
+                items.append({"entryId": entry.id, "message": message})
+            elif isinstance(entry, MessageEntry):
                 item = self.item(entry, edits.get(entry.id))
                 if position < cut:
                     item["compacted"] = True
@@ -718,6 +741,7 @@ class ChatSession:
             "error": self.keys.redact(self.agent.state.error_message or ""),
             "tools": [getattr(tool, "name", "") for tool in self.agent.state.tools],
             "compacting": self.compactor.reason,
+            "leftBranch": self.left_leaf is not None and not self.streaming,
         }
 
     def _emit_state(self) -> None:

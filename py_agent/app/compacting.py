@@ -24,11 +24,15 @@ from ..ai.types import AssistantMessage, role_of
 from ..session import CompactionEntry, parse_iso_ms
 from ..session.compaction import (
     DEFAULT_COMPACTION_SETTINGS,
+    BranchSummaryError,
     CompactionError,
+    CompactionPreparation,
     CompactionSettings,
     calculate_context_tokens,
+    collect_entries_for_branch_summary,
     compact_session,
     estimate_context_tokens,
+    generate_branch_summary,
     prepare_compaction,
     should_compact,
 )
@@ -53,6 +57,10 @@ def compact_command(text: str) -> str | None:
     if match is None:
         return None
     return (match.group("instructions") or "").strip()
+
+
+def _summarizes_something(preparation: CompactionPreparation | None) -> bool:
+    return preparation is not None and bool(preparation.messages_to_summarize or preparation.turn_prefix_messages)
 
 
 class Compactor:
@@ -144,8 +152,10 @@ class Compactor:
         manual = reason == "manual"
         if chat.read_only:
             return False  # another tab writes this session now
-        if prepare_compaction(chat.session.path(), self.settings) is None and not manual:
-            return False  # nothing to compact: pi starts nothing (and shows nothing)
+        if not manual and not _summarizes_something(prepare_compaction(chat.session.path(), self.settings)):
+            # Nothing before the cut (all of it is within the kept tokens): a summary would not
+            # make the context smaller. pi asks for one anyway (docs/deviations.md S6).
+            return False
         model = chat.model
         self._controller = controller = AbortController()
         self.reason = reason
@@ -184,6 +194,46 @@ class Compactor:
             self._drop_failed_reply()
             return True
         return chat.agent.has_queued_messages()
+
+    async def summarize_branch(self, left_leaf: str, instructions: str = "") -> None:
+        """pi's ``navigateTree`` with ``summarize``: the entries of the version left (from its leaf
+        back to where it meets the current path) summarized into a ``branch_summary`` entry at the
+        current leaf. A failure appends nothing and raises ``ValueError`` (the page shows it)."""
+        chat = self.chat
+        target = chat.session.leaf_id
+        if target is None:
+            raise ValueError("There is nothing here to attach a summary to.")
+        entries, _ = collect_entries_for_branch_summary(chat.session, left_leaf, target)
+        if not entries:
+            raise ValueError("The version you left has nothing of its own to summarize.")
+        model = chat.model
+        self._controller = controller = AbortController()
+        self.reason = "branch"
+        chat.compaction_changed()
+        try:
+            result = await generate_branch_summary(
+                entries,
+                model,
+                api_key=chat.keys.get(model.provider),
+                signal=controller.signal,
+                custom_instructions=instructions or None,
+                stream_fn=chat.stream_fn,
+            )
+            if controller.signal.aborted:
+                raise BranchSummaryError("aborted", "Branch summary aborted")
+        except BranchSummaryError as error:
+            if error.code == "aborted" or controller.signal.aborted:
+                chat.notify("info", "Summary stopped: the session is unchanged.")
+                return
+            raise ValueError(f"{chat.keys.redact(str(error))} The session is unchanged.") from None
+        finally:
+            self._controller = None
+            self.reason = None
+            chat.compaction_changed()
+        details = {"readFiles": result.read_files, "modifiedFiles": result.modified_files}
+        entry = chat.session.branch_with_summary(target, result.summary, details, from_hook=False)
+        chat.left_leaf = None
+        await chat.compacted(entry)
 
     def _drop_failed_reply(self) -> None:
         # pi drops only a trailing error here; a reply stopped early by `length` would stay last

@@ -522,6 +522,14 @@ class WebApp:
         await chat.compact(instructions.strip())
         return {"status": "sent"}
 
+    async def cmd_summarize_left_branch(self, instructions: str = "") -> dict[str, Any]:
+        """Bring a summary of the version the user switched away from into this one."""
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.summarize_left_branch(instructions.strip())
+        return {"status": "sent"}
+
     def cmd_abort(self) -> dict[str, Any]:
         if self.chat is not None:
             self.chat.abort()
@@ -874,6 +882,7 @@ APP_COMMANDS = tuple(
         ("unqueue", WebApp.cmd_unqueue),
         ("abort", WebApp.cmd_abort),
         ("compact", WebApp.cmd_compact),
+        ("summarize_left_branch", WebApp.cmd_summarize_left_branch),
         ("retry", WebApp.cmd_retry),
         ("edit", WebApp.cmd_edit),
         ("switch_branch", WebApp.cmd_switch_branch),

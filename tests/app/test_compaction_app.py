@@ -198,7 +198,7 @@ async def test_overflow_compacts_once_and_retries_once(setup: Any) -> None:
     # A second overflow right after the retry is not compacted again: it says why.
     server.reset()
     server.script([too_long, {"text": SUMMARY}, too_long])
-    await call(app, "send", text="FIFTH question")
+    await call(app, "send", text="FIFTH " + "x" * BIG)  # so that there is something before the cut again
     await idle(app)
     assert len(server.requests) == 3
     assert events.notices()[-1] == OVERFLOW_RETRY_FAILED
@@ -234,3 +234,64 @@ async def test_stop_cancels_a_running_summary(setup: Any) -> None:
     await idle(app)
     assert list(all_lines(backend, app.chat.id)) == before
     assert events.notices()[-1] == "Compaction stopped: the session is unchanged."
+
+
+async def test_an_early_length_stop_with_a_full_window_compacts_and_retries(setup: Any) -> None:
+    app, events, server, _ = setup
+    await three_long_turns(app, server)
+    full = {"text": "", "stop_reason": "length", "usage": {"input": 39_800, "output": 0}}
+    server.script([full, {"text": SUMMARY}, {"text": "answer after the retry"}])
+    await call(app, "send", text="FOURTH question")
+    await idle(app)
+    bodies = [r["body"] for r in server.requests]
+    assert len(bodies) == 3
+    assert user_texts(bodies[1])[0].startswith("<conversation>")
+    retried = bodies[2]["messages"]
+    assert retried[-1]["role"] == "user" and user_texts(bodies[2])[-1] == "FOURTH question"
+    assert app.chat.transcript()[-1]["message"]["content"][0]["text"] == "answer after the retry"
+    assert "overflow" in events.compacting()
+
+
+async def test_nothing_before_the_cut_means_no_automatic_compaction(setup: Any) -> None:
+    """Past the threshold, but the whole conversation is within the kept tokens: no summary request."""
+    app, events, server, backend = setup
+    server.script([{"text": "short reply", "usage": {"input": 39_000, "output": 5}}, {"text": "again"}])
+    await call(app, "send", text="a short question")
+    await idle(app)
+    await call(app, "send", text="another")
+    await idle(app)
+    assert len(server.requests) == 2
+    assert not any(events.compacting())
+    assert "compaction" not in [json.loads(line)["type"] for line in all_lines(backend, app.chat.id)]
+
+
+async def test_the_version_left_can_be_summarized_into_the_current_one(setup: Any) -> None:
+    """pi's tree navigation with a summary: after switching versions, the one left is summarized here."""
+    app, events, server, backend = setup
+    server.script([{"text": "first answer"}, {"text": "answer to the edit"}, {"text": "## Goal\nTried X."}])
+    await call(app, "send", text="try X")
+    await idle(app)
+    first = app.chat.transcript()[0]["entryId"]
+    await call(app, "edit", entry_id=first, text="try Y instead")
+    await idle(app)
+    assert app.chat.state()["leftBranch"] is False  # nothing left yet: the edit made a new version
+    await call(app, "switch_branch", entry_id=first)  # back to "try X" ...
+    await call(app, "switch_branch", entry_id=app.chat.transcript()[0]["branch"]["ids"][1])  # ... and to "try Y"
+    assert app.chat.state()["leftBranch"] is True
+    await call(app, "summarize_left_branch", instructions="what failed")
+    await idle(app)
+    prompt = user_texts(server.requests[-1]["body"])[0]
+    assert "[User]: try X" in prompt and "[Assistant]: first answer" in prompt and "try Y" not in prompt
+    assert prompt.endswith("Additional focus: what failed")
+    lines = [json.loads(line) for line in all_lines(backend, app.chat.id)]
+    assert lines[-1]["type"] == "branch_summary" and "Tried X." in lines[-1]["summary"]
+    items = app.chat.transcript()
+    assert items[-1]["message"]["role"] == "branchSummary"
+    assert app.chat.state()["leftBranch"] is False
+    # The next request carries it.
+    server.script([{"text": "ok"}])
+    await call(app, "send", text="go on")
+    await idle(app)
+    sent = user_texts(server.requests[-1]["body"])
+    assert any(text.startswith("The following is a summary of a branch") and "Tried X." in text for text in sent)
+    assert "branch" in events.compacting()

@@ -64,17 +64,19 @@ def send_and_wait(app: App, text: str, reply: str) -> None:
     app.wait_idle()
 
 
-def long_conversation(app: App, mock: MockProviderServer) -> None:
-    """Three turns of 12,000 tokens each with the large model; the last reply reports 30,000
-    input tokens (past the small model's threshold, 40,000 - 16,384)."""
+def long_conversation(
+    app: App, mock: MockProviderServer, model: str = "Large window", last_input: int = 30_000
+) -> None:
+    """Three turns of 12,000 tokens each; the last reply reports ``last_input`` input tokens (by
+    default past the small model's threshold, 40,000 - 16,384, but not the large one's)."""
     app.new_chat()
-    app.choose_model("large window", "Large window")
+    app.choose_model(model.lower(), model)
     mock.reset()
     mock.script(
         [
             {"text": "reply-one", "usage": {"input": 12_100, "output": 5}},
             {"text": "reply-two", "usage": {"input": 20_000, "output": 5}},
-            {"text": "reply-three", "usage": {"input": 30_000, "output": 5}},
+            {"text": "reply-three", "usage": {"input": last_input, "output": 5}},
         ]
     )
     for word, reply in (("FIRST", "reply-one"), ("SECOND", "reply-two"), ("THIRD", "reply-three")):
@@ -136,18 +138,16 @@ def test_compact_command_puts_its_instructions_in_the_request(app: App, mock: Mo
 
 
 def test_an_overflow_compacts_once_and_retries_once(app: App, mock: MockProviderServer) -> None:
-    long_conversation(app, mock)
-    app.choose_model("small window", "Small window")
+    long_conversation(app, mock, "Small window", last_input=100)  # below the threshold: no compaction yet
     overflow = {"type": "http", "status": 400, "message": "prompt is too long: 41000 tokens > 40000 maximum"}
-    mock.script([{"text": SUMMARY}, {"fault": overflow}, {"text": SUMMARY}, {"text": "answer after the retry"}])
-    # The last reply passed the threshold: the send compacts first; the provider still refuses.
+    mock.script([{"fault": overflow}, {"text": SUMMARY}, {"text": "answer after the retry"}])
     app.type_and_enter("FOURTH question")
     app.page.locator("#transcript .msg.assistant", has_text="answer after the retry").wait_for(timeout=60_000)
     app.wait_idle()
     bodies = [r["body"] for r in mock.requests]
-    assert len(bodies) == 4
-    assert texts_sent(bodies[2])[0].startswith("<conversation>")  # the overflow's summary
-    retried = texts_sent(bodies[3])
+    assert len(bodies) == 3
+    assert texts_sent(bodies[1])[0].startswith("<conversation>\n[User]: FIRST ")
+    retried = texts_sent(bodies[2])
     assert retried[0].startswith("The conversation history before this point was compacted")
     assert retried[-1] == "FOURTH question"
 

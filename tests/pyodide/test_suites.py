@@ -37,6 +37,8 @@ SUITES: dict[str, list[Path]] = {
             "test_subagent_tool.py",
         )
     ],
+    # Compaction (pi's token estimate, cut points and summaries) through the faux provider.
+    "compaction": [TESTS / "session" / name for name in ("test_compaction_tokens.py", "test_compaction.py")],
     # The workspace and its tools, which need no filesystem (each module runs with file access off).
     "workspace": [
         TESTS / "tools" / name
