@@ -13,6 +13,8 @@
 // <iframe sandbox="allow-scripts">: opaque origin, no network, no page access); images as <img>
 // from blob: URLs (SVG never as an image of the page); CSV as a table and text as text, both
 // built with textContent. Nothing from a file is ever parsed as HTML in the page.
+import { uploadRefusal } from "../attachments/inspect.js";
+import { currentLimits } from "../attachments/limits.js";
 import { escapeHtml, markdownToHtml } from "./markdown.js";
 
 const HERE = new URL("./", import.meta.url);
@@ -536,6 +538,7 @@ export class WorkspacePreview {
   async upload(files) {
     if (!files.length) return [];
     const limits = JSON.parse(this.source.limits());
+    const fileLimits = currentLimits(); // the attachments' limits: the same file gets the same answer
     const added = [];
     const problems = [];
     this.busy = true;
@@ -550,6 +553,11 @@ export class WorkspacePreview {
         }
         let bytes;
         try {
+          const refused = await uploadRefusal(file, path, fileLimits);
+          if (refused) {
+            problems.push(`${path} was not added: ${refused}`);
+            continue;
+          }
           bytes = new Uint8Array(await file.arrayBuffer());
         } catch (error) {
           problems.push(`${path} could not be read: ${error?.message ?? error}`);
