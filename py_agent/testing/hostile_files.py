@@ -25,7 +25,8 @@ _CONTENT_TYPES = b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlform
 
 
 def _deflated_chunks(pattern: bytes, size: int) -> tuple[bytes, bytes, int, int]:
-    """(chunk, tail, repeats, crc): ``repeats`` times ``chunk`` then ``tail`` inflate to ``size`` bytes of ``pattern``."""
+    """(chunk, tail, repeats, crc): ``repeats`` times ``chunk`` then ``tail`` inflate to ``size``
+    bytes of ``pattern``."""
     plain = (pattern * (_CHUNK // len(pattern) + 1))[:_CHUNK]
     repeats, rest = divmod(size, _CHUNK)
     chunk = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -101,7 +102,10 @@ def many_page_pdf(pages: int = 5000, text: str = "Page text of a long report") -
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
     ]
-    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    )
     objects.extend(page for _ in range(pages))
     out = bytearray(b"%PDF-1.4\n")
     offsets = []

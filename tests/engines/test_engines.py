@@ -2,7 +2,8 @@
 WebKitGTK: boot from a sub-path, the offline demo, the key dialog and a streamed reply from the
 mock provider, a reload that keeps the session, stop mid-reply, the `javascript` and `python`
 tools in their sandboxes (with an escape attempt each), an attachment read in the page's document
-worker and sent to the model, export and import, and the service worker's offline reload.
+worker and sent to the model, a DOCX zip bomb refused with its limit on the chip (the page lives
+on), export and import, and the service worker's offline reload.
 
 One page per engine, booted once; the tests run in order through it, as a user would.
 """
@@ -17,6 +18,7 @@ import pytest
 from engine_chat import SUB_PATH, Chat, Site
 from engine_drivers import Driver
 
+from py_agent.testing.hostile_files import zip_bomb
 from py_agent.testing.mock_server import MockProviderServer
 
 
@@ -197,6 +199,24 @@ def test_an_attached_file_reaches_the_model(chat: Chat, mock: MockProviderServer
     sent = json.dumps(mock.requests[-1]["body"])
     assert '<file name=\\"uploads/prices.csv\\">' in sent
     assert "apple,3" in sent and "pear,4" in sent
+
+
+def test_a_docx_zip_bomb_gets_its_limit_on_the_chip_and_the_page_lives(chat: Chat, tmp_path: Path) -> None:
+    d = chat.driver
+    bomb = zip_bomb(tmp_path / "bomb.docx", "docx")  # 0.6 MB, a zip64 part inflating to 400 MB
+    chat.new_chat()
+    d.fill("#input", "Keep this text")
+    d.set_files("#attach-input", [str(bomb)])
+    d.wait('#attachments .att-chip[data-status="error"]', "bomb.docx", timeout=90)
+    assert d.text("#attachments .att-error") == (
+        "bomb.docx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments)."
+    )
+    assert d.value("#input") == "Keep this text"
+    python = "return await (await window.pyAgent.ready).pyodide.runPythonAsync('sum(range(10))');"
+    assert d.js(python) == 45  # the page and its Python live on
+    d.click('#attachments .att-chip[data-name="bomb.docx"] .att-remove')
+    assert d.count("#attachments .att-chip") == 0
+    d.js("document.querySelector('#input').value = '';")
 
 
 def test_export_then_import(chat: Chat, tmp_path: Path) -> None:

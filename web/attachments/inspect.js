@@ -91,7 +91,7 @@ function checkPixels({ width, height }, name, limits) {
   const decoded = width * height * 4;
   const bytes = decoded >= 2 ** 30 ? `${(decoded / 2 ** 30).toFixed(1)} GB` : `${mb(decoded)} MB`;
   throw new Refusal(
-    `${name} is ${width} × ${height} pixels (${shown} megapixels, ${bytes} decoded); ` +
+    `${name} is ${width} x ${height} pixels (${shown} megapixels, ${bytes} decoded); ` +
       `the limit is ${limits.maxMegapixels} megapixels (Settings → Attachments).`,
   );
 }

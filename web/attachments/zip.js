@@ -86,14 +86,15 @@ export async function zipDirectory(blob, name, limits) {
     if (entry.method !== 0 && entry.method !== 8)
       throw new ZipRefusal(`${name} uses a compression this page can't unpack (method ${entry.method}).`);
     total += entry.unpacked;
+    entries.push(entry);
+  }
+  if (total > limits.maxUnpackedMb * 1024 * 1024) throw tooBig(name, limits, `${mb(total)} MB`);
+  for (const entry of entries)
     if (entry.unpacked > RATIO_FLOOR && entry.unpacked > limits.maxZipRatio * Math.max(1, entry.packed))
       throw new ZipRefusal(
         `${name}: its part ${entry.name} unpacks from ${mb(entry.packed)} MB to ${mb(entry.unpacked)} MB, ` +
           `more than ${limits.maxZipRatio} times its size (a zip bomb?); the limit is ${limits.maxZipRatio} to 1.`,
       );
-    entries.push(entry);
-  }
-  if (total > limits.maxUnpackedMb * 1024 * 1024) throw tooBig(name, limits, `${mb(total)} MB`);
   return entries;
 }
 
