@@ -187,3 +187,85 @@ def test_uploaded_in_the_files_panel_the_same_files_get_the_same_answers(
         assert not crashes
     finally:
         page.context.close()
+
+
+# A worker that dies mid-job, as one that runs out of memory would if its engine can contain that
+# (Chromium cannot: docs/attachments.md): ended and reported by an error event after the job went out.
+DYING_WORKER = """() => {
+  const Real = window.Worker;
+  window.Worker = class extends Real {
+    constructor(url, options) {
+      super(url, options);
+      if (!String(url).includes("extract-worker")) return;
+      window.Worker = Real;
+      const post = this.postMessage.bind(this);
+      this.postMessage = (job) => {
+        post(job);
+        this.terminate();
+        this.dispatchEvent(new ErrorEvent("error", { message: "Uncaught RangeError: Out of memory" }));
+      };
+    }
+  };
+}"""
+
+
+def test_a_dead_worker_is_a_chip_error_a_big_sheet_is_read_and_settings_change_the_limits(
+    browser: Any, base_url: str, hostile: dict[str, Path], tmp_path: Path
+) -> None:
+    from openpyxl import Workbook
+
+    app = open_app(browser, base_url)
+    crashes = watch_crash(app)
+    page = app.page
+    try:
+        page.locator("#input").fill("Keep this text")
+        page.evaluate(DYING_WORKER)
+        notes = tmp_path / "notes.txt"
+        notes.write_text("plain notes\n")
+        attach(app, notes)
+        wait_until(lambda: chips(app, "error").count() == 1, timeout=60)
+        assert page.locator("#attachments .att-error").inner_text() == (
+            "notes.txt couldn't be read: the reader stopped (RangeError: Out of memory)."
+        )
+        python_answers(app)
+
+        # The next file gets a new worker. A sheet over 512 KB unpacked (which read-excel-file's
+        # unzip would inflate in a nested worker of its own) is read from the stored ZIP.
+        book = Workbook()
+        sheet = book.active
+        assert sheet is not None
+        for n in range(20_000):
+            sheet.append([f"item {n}", n, n * 2])
+        book.save(tmp_path / "big.xlsx")
+        attach(app, tmp_path / "big.xlsx")
+        wait_until(lambda: not chips(app, "working").count(), timeout=90)
+        chip = page.locator("#attachments .att-chip[data-name='big.xlsx']")
+        assert chip.get_attribute("data-status") == "ready", chip.inner_text()
+
+        # Settings → Attachments: fewer PDF pages and megapixels apply to the next files.
+        page.locator("#open-settings").click()
+        page.locator("#settings-tab-attachments").click()
+        for field, value in (("#attachment-max-pages", "10"), ("#attachment-max-megapixels", "1")):
+            page.locator(field).fill(value)
+            page.locator(field).dispatch_event("change")
+            page.locator("#attachment-max-note", has_text="Saved.").wait_for()
+            page.evaluate("() => { document.querySelector('#attachment-max-note').textContent = ''; }")
+        page.keyboard.press("Escape")
+        page.locator("dialog[open]").wait_for(state="detached")
+        attach(app, hostile["long.pdf"])
+        picture = tmp_path / "photo.png"
+        picture.write_bytes(huge_png(1500, 1000))
+        attach(app, picture)
+        wait_until(lambda: chips(app).count() == 4 and not chips(app, "working").count(), timeout=90)
+        assert (
+            "first 10 of 5,000 pages read (the limit is 10 pages)"
+            in page.locator("#attachments .att-chip[data-name='long.pdf']").inner_text()
+        )
+        assert page.locator("#attachments .att-chip[data-name='photo.png'] .att-error").inner_text() == (
+            "photo.png is 1500 x 1000 pixels (1.5 megapixels, 5.7 MB decoded); "
+            "the limit is 1 megapixels (Settings → Attachments)."
+        )
+        assert page.locator("#input").input_value() == "Keep this text"
+        assert not crashes
+    finally:
+        page.context.close()

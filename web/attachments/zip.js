@@ -6,7 +6,7 @@
 // size and at the limit (a declared size can lie), and packs the result again without
 // compression. The libraries (mammoth's JSZip, read-excel-file's fflate) only ever get that
 // stored ZIP: they copy bytes and never inflate, so nothing they allocate exceeds what was
-// checked here; and fflate never starts its blob: worker (which the page's policy refuses).
+// checked here (nor does fflate start the nested worker it inflates large parts in).
 
 import { mb } from "./limits.js";
 
