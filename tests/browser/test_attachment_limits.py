@@ -184,6 +184,22 @@ def test_uploaded_in_the_files_panel_the_same_files_get_the_same_answers(
         python_answers(app)
         after = renderer_memory(browser)
         assert after - before <= MEMORY_MARGIN, f"renderers grew from {before / MB:.0f} MB to {after / MB:.0f} MB"
+
+        # A picture a tool wrote is not decoded for its preview past the same limit.
+        session_id = app.current_session_id()
+        run_py(
+            app,
+            f"""
+from py_agent.browser.workspace import open_page_workspace
+_w = await open_page_workspace({session_id!r})
+await _w.write("plot.png", bytes.fromhex({huge_png().hex()!r}))
+""",
+        )
+        page.locator("#side-panel-close").click()
+        panel = open_files(app)
+        panel.locator(".pa-file", has_text="plot.png").click()
+        panel.locator(".pa-hint", has_text="No preview: plot.png is 30000 x 30000 pixels").wait_for()
+        assert panel.locator("img.pa-image").count() == 0
         assert not crashes
     finally:
         page.context.close()

@@ -6,8 +6,7 @@
 import { mb } from "./limits.js";
 import { ZipRefusal, zipDirectory } from "./zip.js";
 
-const HEAD = 64 * 1024;
-const JPEG_SCAN = 4 * 1024 * 1024; // SOF comes after the APPn segments (EXIF at most 64 KB each)
+const HEAD = 4 * 1024 * 1024; // a JPEG's SOF comes after its APPn segments (EXIF: up to 64 KB each)
 
 export class Refusal extends Error {}
 
@@ -15,10 +14,10 @@ function ascii(bytes, start, length) {
   return String.fromCharCode(...bytes.subarray(start, start + length));
 }
 
-/** Format and size from the header: { format, width, height } | { format } (size unreadable) | null. */
-export async function imageHeader(blob) {
-  const head = new Uint8Array(await blob.slice(0, HEAD).arrayBuffer());
-  const view = new DataView(head.buffer);
+/** Format and size from an image file's first bytes: { format, width, height } | { format } | null. */
+export function imageSize(bytes) {
+  const head = bytes.subarray(0, HEAD);
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const has = (n) => head.length >= n;
   if (has(24) && head[0] === 0x89 && ascii(head, 1, 3) === "PNG" && ascii(head, 12, 4) === "IHDR")
     return { format: "PNG", width: view.getUint32(16), height: view.getUint32(20) };
@@ -30,8 +29,13 @@ export async function imageHeader(blob) {
     return { format: "BMP", width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) };
   }
   if (has(30) && ascii(head, 0, 4) === "RIFF" && ascii(head, 8, 4) === "WEBP") return webpSize(head, view);
-  if (has(4) && head[0] === 0xff && head[1] === 0xd8) return jpegSize(blob);
+  if (has(4) && head[0] === 0xff && head[1] === 0xd8) return jpegSize(head);
   return null;
+}
+
+/** imageSize() of a Blob, reading only its start. */
+export async function imageHeader(blob) {
+  return imageSize(new Uint8Array(await blob.slice(0, HEAD).arrayBuffer()));
 }
 
 function webpSize(head, view) {
@@ -50,8 +54,7 @@ function webpSize(head, view) {
   return { format: "WebP" };
 }
 
-async function jpegSize(blob) {
-  const bytes = new Uint8Array(await blob.slice(0, JPEG_SCAN).arrayBuffer());
+function jpegSize(bytes) {
   let at = 2;
   while (at + 9 < bytes.length) {
     if (bytes[at] !== 0xff) return { format: "JPEG" };
@@ -84,7 +87,8 @@ export async function checkImage(blob, name, limits) {
   return header;
 }
 
-function checkPixels({ width, height }, name, limits) {
+/** Throws Refusal when the size an image's header claims is over the limit. */
+export function checkPixels({ width, height }, name, limits) {
   const megapixels = (width * height) / 1e6;
   if (megapixels <= limits.maxMegapixels) return;
   const shown = megapixels >= 10 ? Math.round(megapixels) : megapixels.toFixed(1);

@@ -13,7 +13,7 @@
 // <iframe sandbox="allow-scripts">: opaque origin, no network, no page access); images as <img>
 // from blob: URLs (SVG never as an image of the page); CSV as a table and text as text, both
 // built with textContent. Nothing from a file is ever parsed as HTML in the page.
-import { uploadRefusal } from "../attachments/inspect.js";
+import { Refusal, checkPixels, imageSize, uploadRefusal } from "../attachments/inspect.js";
 import { currentLimits } from "../attachments/limits.js";
 import { escapeHtml, markdownToHtml } from "./markdown.js";
 
@@ -449,6 +449,14 @@ export class WorkspacePreview {
   render(path, bytes) {
     const kind = previewKind(path);
     if (kind === "image") {
+      // An image a tool wrote is decoded by this page: not past the attachments' limit.
+      const size = imageSize(bytes);
+      try {
+        if (size?.width && size.height) checkPixels(size, path, currentLimits());
+      } catch (error) {
+        if (!(error instanceof Refusal)) throw error;
+        return el("p", { class: "pa-hint", text: `No preview: ${error.message} Use Download.` });
+      }
       const url = URL.createObjectURL(new Blob([bytes], { type: IMAGE_TYPES[extension(path)] }));
       this.urls.push(url);
       return el("img", { class: "pa-image", src: url, alt: path });
