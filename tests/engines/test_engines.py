@@ -216,6 +216,15 @@ def test_a_docx_zip_bomb_gets_its_limit_on_the_chip_and_the_page_lives(chat: Cha
     assert d.js(python) == 45  # the page and its Python live on
     d.click('#attachments .att-chip[data-name="bomb.docx"] .att-remove')
     assert d.count("#attachments .att-chip") == 0
+    # A good DOCX is unpacked by the page itself (DecompressionStream) within the same limits.
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("The migration plan has three phases.")
+    document.save(str(tmp_path / "plan.docx"))
+    d.set_files("#attach-input", [str(tmp_path / "plan.docx")])
+    d.wait('#attachments .att-chip[data-status="ready"]', "plan.docx", timeout=90)
+    d.click('#attachments .att-chip[data-name="plan.docx"] .att-remove')
     d.js("document.querySelector('#input').value = '';")
 
 
