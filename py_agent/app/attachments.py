@@ -63,7 +63,7 @@ MAX_SETTING = "attachmentMaxMb"
 """The app setting (Settings → Attachments) with the per-file limit in MB."""
 LIMIT_SETTINGS: dict[str, tuple[int, int, int]] = {
     MAX_SETTING: (DEFAULT_MAX_FILE_MB, 1, 20),
-    "attachmentMaxUnpackedMb": (50, 1, 200),
+    "attachmentMaxUnpackedMb": (20, 1, 50),
     "attachmentMaxMegapixels": (50, 1, 200),
     "attachmentMaxPages": (500, 1, 2000),
 }

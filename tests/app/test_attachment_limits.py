@@ -115,7 +115,7 @@ def test_documents_are_refused_from_their_directory_or_while_inflating_and_good_
             assert all(info.compress_type == zipfile.ZIP_STORED for info in after.infolist())
             assert all(after.read(name) == before.read(name) for name in before.namelist())
             assert after.testzip() is None  # the CRCs copied from the directory are the contents'
-    assert answers[2]["refused"] == "bomb.docx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments)."
+    assert answers[2]["refused"] == "bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments)."
     assert answers[3]["refused"] == (
         "liar.xlsx: its part xl/worksheets/sheet1.xml unpacks to more than it declares (a zip bomb?)."
     )
@@ -183,7 +183,7 @@ def test_the_files_panel_refuses_the_same_files(tmp_path: Path) -> None:
         )
     )
     assert [a["refused"] for a in answers] == [
-        "bomb.xlsx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments).",
+        "bomb.xlsx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments).",
         "huge.png is 30000 x 30000 pixels (900 megapixels, 3.4 GB decoded); the limit is 50 megapixels "
         "(Settings → Attachments).",
         None,

@@ -107,8 +107,8 @@ def test_attached_one_after_another_each_names_its_limit_and_the_page_lives(
         before = renderer_memory(browser)
 
         expected = {
-            "bomb.docx": "bomb.docx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments).",
-            "bomb.xlsx": "bomb.xlsx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments).",
+            "bomb.docx": "bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments).",
+            "bomb.xlsx": "bomb.xlsx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments).",
             "huge.png": (
                 "huge.png is 30000 x 30000 pixels (900 megapixels, 3.4 GB decoded); "
                 "the limit is 50 megapixels (Settings → Attachments)."
@@ -173,8 +173,8 @@ def test_uploaded_in_the_files_panel_the_same_files_get_the_same_answers(
         wait_for(page, lambda: "long.pdf" in listed(page), timeout=60)
         problems = alert.locator("li").all_inner_texts()
         assert problems == [
-            "bomb.docx was not added: bomb.docx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments).",
-            "bomb.xlsx was not added: bomb.xlsx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments).",
+            "bomb.docx was not added: bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments).",
+            "bomb.xlsx was not added: bomb.xlsx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments).",
             "huge.png was not added: huge.png is 30000 x 30000 pixels (900 megapixels, 3.4 GB decoded); "
             "the limit is 50 megapixels (Settings → Attachments).",
             "big.txt was not added: 50.0 MB is over the limit of 25.0 MB per file.",

@@ -209,7 +209,7 @@ def test_a_docx_zip_bomb_gets_its_limit_on_the_chip_and_the_page_lives(chat: Cha
     d.set_files("#attach-input", [str(bomb)])
     d.wait('#attachments .att-chip[data-status="error"]', "bomb.docx", timeout=90)
     assert d.text("#attachments .att-error") == (
-        "bomb.docx unpacks to 400 MB; the limit is 50 MB (Settings → Attachments)."
+        "bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments)."
     )
     assert d.value("#input") == "Keep this text"
     python = "return await (await window.pyAgent.ready).pyodide.runPythonAsync('sum(range(10))');"

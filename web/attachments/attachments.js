@@ -74,7 +74,7 @@ const FORMAT_LABEL = { pdf: "PDF", docx: "Word", xlsx: "Excel", text: "text" };
 
 /**
  * One warm worker of a kind, doing one job at a time (its library stays loaded between files).
- * A job that outlives the time limit ends the worker; the next job starts a new one.
+ * A job that outlives the time limit, or a large one, ends the worker; the next job starts a new one.
  */
 class WorkerQueue {
   constructor(url) {
@@ -105,8 +105,13 @@ class WorkerQueue {
         if (this.worker === worker) this.worker = null;
       };
       // Only the job's answer: pdf.js's worker module, imported into the extraction worker,
-      // announces itself on the same port.
-      const onMessage = (event) => event.data?.id === job.id && done(event.data);
+      // announces itself on the same port. After a large file the worker is ended (`release`):
+      // the memory its libraries held for it goes at once, not at some later collection.
+      const onMessage = (event) => {
+        if (event.data?.id !== job.id) return;
+        if (event.data.release) stop();
+        done(event.data);
+      };
       // The worker failed outside the job's own error handling (it could not start, an answer
       // could not be delivered, or it stopped): the file is reported, the worker replaced.
       const onError = (event) => {

@@ -9,8 +9,10 @@
 // its page and text limits, a text file only as far as the message takes it.
 //
 // Message in:  { id, kind: "pdf" | "docx" | "xlsx" | "text", file: Blob, name, limits }
-// Message out: { id, ok: true, text, truncated, fullText?, textIsFile?, pages?, notice?,
-//                bytes (base64 as ASCII bytes) } | { id, ok: false, error }
+// Message out: { id, ok: true, text, truncated, fullText?, textIsFile?, pages?, notice?, release,
+//                bytes (base64 as ASCII bytes) } | { id, ok: false, error, release: true }
+// (`release`: the file was large, or failed; the page ends this worker to free what the
+// libraries held.)
 
 import { base64Ascii, decodeText } from "./codec.js";
 import { ZipRefusal, unpackZip } from "./zip.js";
@@ -124,7 +126,7 @@ async function extractDocx(file, name, limits) {
   const lib = await mammoth();
   try {
     const result = await lib.extractRawText({ arrayBuffer: await stored.arrayBuffer() });
-    return { text: result.value.replace(/\n{3,}/g, "\n\n").trim() };
+    return { text: result.value.replace(/\n{3,}/g, "\n\n").trim(), unpacked: stored.size };
   } catch (error) {
     throw new Failure(`${name} couldn't be read as Word: ${libraryReason(error, "Word")}.`);
   }
@@ -143,7 +145,7 @@ async function extractXlsx(file, name, limits) {
     const rows = (data ?? []).map((row) => row.map(csvCell).join(",")).join("\n");
     return `<sheet name="${xmlAttr(sheet)}">\n${rows}\n</sheet>`;
   });
-  return { text: parts.join("\n") };
+  return { text: parts.join("\n"), unpacked: stored.size };
 }
 
 // A text file: only its start is decoded (at most 4 bytes a character), never the whole file;
@@ -161,7 +163,10 @@ async function extract({ kind, file, name, limits }) {
   if (kind === "pdf") result = await extractPdf(bytes.slice(), name, limits);
   else if (kind === "docx") result = await extractDocx(file, name, limits);
   else if (kind === "xlsx") result = await extractXlsx(file, name, limits);
-  else return { ...(await extractText(file, limits.maxChars)), bytes: base64Ascii(bytes) };
+  else {
+    const release = file.size > limits.releaseMb * 1024 * 1024;
+    return { ...(await extractText(file, limits.maxChars)), release, bytes: base64Ascii(bytes) };
+  }
   // Text past the text limit is left out (a spreadsheet or document can hold far more than a message).
   const cut = result.text.length > limits.maxTextChars;
   const full = cut ? result.text.slice(0, limits.maxTextChars) : result.text;
@@ -171,6 +176,7 @@ async function extract({ kind, file, name, limits }) {
     truncated,
     fullText: truncated ? full : undefined,
     pages: result.pages,
+    release: Math.max(file.size, result.unpacked ?? 0) > limits.releaseMb * 1024 * 1024,
     notice:
       result.notice ??
       (cut
@@ -187,6 +193,7 @@ self.addEventListener("message", async (event) => {
     self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
     const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${reason(error)}.`;
-    self.postMessage({ id: job.id, ok: false, error: message });
+    // Whatever a failed library held (a half-read document) goes with the worker.
+    self.postMessage({ id: job.id, ok: false, error: message, release: true });
   }
 });

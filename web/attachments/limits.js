@@ -8,7 +8,10 @@
 export const LIMITS = {
   maxFiles: 10,
   maxFileMb: 20, // per file (Settings → Attachments: "attachmentMaxMb")
-  maxUnpackedMb: 50, // a ZIP-based document (DOCX, XLSX) unpacked, all parts together ("attachmentMaxUnpackedMb")
+  // A ZIP-based document (DOCX, XLSX) unpacked, all parts together ("attachmentMaxUnpackedMb"). Its
+  // library holds about 25 times that at its peak (mammoth, docs/attachments.md): 20 MB costs the
+  // worker some 500 MB, the highest setting over 1 GB.
+  maxUnpackedMb: 20,
   maxZipEntries: 10_000, // parts of a ZIP-based document
   maxZipRatio: 200, // unpacked / packed size of one part over 1 MB (zeros pack about 1000 to 1)
   maxMegapixels: 50, // an image's width × height, read from its header ("attachmentMaxMegapixels")
@@ -16,6 +19,7 @@ export const LIMITS = {
   maxTextChars: 5_000_000, // text read from one document; what follows is left out, with a note
   maxChars: 100_000, // document text inlined in the message (the rest goes to uploads/<name>.txt)
   timeoutMs: 60_000, // give up on one file
+  releaseMb: 5, // after a file this large (or a document unpacking to this), the worker is ended: its memory goes
   maxSide: 2000,
   maxBase64: Math.floor(4.5 * 1024 * 1024),
   longPaste: 20_000, // pasted text longer than this is offered as a text attachment
@@ -29,7 +33,7 @@ export const LIMIT_SETTINGS = [
     limit: "maxUnpackedMb",
     label: "Largest unpacked DOCX or XLSX (MB)",
     min: 1,
-    max: 200,
+    max: 50,
   },
   { key: "attachmentMaxMegapixels", limit: "maxMegapixels", label: "Largest image (megapixels)", min: 1, max: 200 },
   { key: "attachmentMaxPages", limit: "maxPages", label: "PDF pages read", min: 1, max: 2000 },
