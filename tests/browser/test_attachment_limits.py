@@ -225,6 +225,18 @@ DYING_WORKER = """() => {
 }"""
 
 
+COUNT_WORKERS = """() => {
+  const Real = window.Worker;
+  window.__extractWorkers = 0;
+  window.Worker = class extends Real {
+    constructor(url, options) {
+      super(url, options);
+      if (String(url).includes("extract-worker")) window.__extractWorkers += 1;
+    }
+  };
+}"""
+
+
 def test_a_dead_worker_is_a_chip_error_a_big_sheet_is_read_and_settings_change_the_limits(
     browser: Any, base_url: str, hostile: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -257,6 +269,21 @@ def test_a_dead_worker_is_a_chip_error_a_big_sheet_is_read_and_settings_change_t
         wait_until(lambda: not chips(app, "working").count(), timeout=90)
         chip = page.locator("#attachments .att-chip[data-name='big.xlsx']")
         assert chip.get_attribute("data-status") == "ready", chip.inner_text()
+
+        # After a file over 5 MB the extraction worker is ended (what it held goes with it): the
+        # next file starts a new one.
+        page.evaluate(COUNT_WORKERS)
+        log, small = tmp_path / "build.log", tmp_path / "small.txt"
+        log.write_bytes(b"a line of a build log\n" * (6 * MB // 22))
+        small.write_text("small notes\n")
+        for path in (log, small):
+            attach(app, path)
+            wait_until(lambda: not chips(app, "working").count(), timeout=60)
+            assert (
+                page.locator(f"#attachments .att-chip[data-name='{path.name}']").get_attribute("data-status") == "ready"
+            )
+            page.get_by_role("button", name=f"Remove {path.name}").click()
+        assert page.evaluate("() => window.__extractWorkers") == 1
 
         # Settings → Attachments: fewer PDF pages and megapixels apply to the next files.
         page.locator("#open-settings").click()
