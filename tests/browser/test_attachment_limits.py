@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -270,13 +271,24 @@ def test_a_dead_worker_is_a_chip_error_a_big_sheet_is_read_and_settings_change_t
         chip = page.locator("#attachments .att-chip[data-name='big.xlsx']")
         assert chip.get_attribute("data-status") == "ready", chip.inner_text()
 
+        # A ZIP that is no workbook: the reason, not the library's exception.
+        with zipfile.ZipFile(tmp_path / "empty.xlsx", "w") as archive:
+            archive.writestr("notes.txt", "not a workbook")
+        attach(app, tmp_path / "empty.xlsx")
+        wait_until(lambda: not chips(app, "working").count(), timeout=60)
+        assert page.locator("#attachments .att-chip[data-name='empty.xlsx'] .att-error").inner_text() == (
+            'empty.xlsx couldn\'t be read as Excel: "xl/_rels/workbook.xml.rels" file not found inside the `.xlsx` file.'
+        )
+        page.get_by_role("button", name="Remove empty.xlsx").click()
+
         # After a file over 5 MB the extraction worker is ended (what it held goes with it): the
         # next file starts a new one.
-        page.evaluate(COUNT_WORKERS)
         log, small = tmp_path / "build.log", tmp_path / "small.txt"
         log.write_bytes(b"a line of a build log\n" * (6 * MB // 22))
         small.write_text("small notes\n")
         for path in (log, small):
+            if path == small:
+                page.evaluate(COUNT_WORKERS)
             attach(app, path)
             wait_until(lambda: not chips(app, "working").count(), timeout=60)
             assert (

@@ -60,9 +60,9 @@ function reason(error) {
 
 // A library's own exception (a TypeError deep inside it) says nothing to the user: the file
 // didn't have the shape the library expects.
-function libraryReason(error, format) {
+function libraryReason(error, what) {
   if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
-    return `the file is damaged or isn't a ${format} file`;
+    return `the file is damaged or isn't ${what}`;
   return reason(error);
 }
 
@@ -128,7 +128,7 @@ async function extractDocx(file, name, limits) {
     const result = await lib.extractRawText({ arrayBuffer: await stored.arrayBuffer() });
     return { text: result.value.replace(/\n{3,}/g, "\n\n").trim(), unpacked: stored.size };
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Word: ${libraryReason(error, "Word")}.`);
+    throw new Failure(`${name} couldn't be read as Word: ${libraryReason(error, "a Word document")}.`);
   }
 }
 
@@ -139,7 +139,7 @@ async function extractXlsx(file, name, limits) {
   try {
     sheets = await read(stored);
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Excel: ${libraryReason(error, "Excel")}.`);
+    throw new Failure(`${name} couldn't be read as Excel: ${libraryReason(error, "an Excel workbook")}.`);
   }
   const parts = sheets.map(({ sheet, data }) => {
     const rows = (data ?? []).map((row) => row.map(csvCell).join(",")).join("\n");
