@@ -296,13 +296,11 @@ async def build_user_message(
         else:
             body = a.text or ""
             if a.truncated:
-                where = (
-                    f" The full text is in {path}.txt."
-                    if a.full_text is not None
-                    else f" The whole file is {path}."
-                    if a.text_is_file
-                    else ""
-                )
+                where = ""
+                if a.full_text is not None:
+                    where = f" The full text is in {path}.txt."
+                elif a.text_is_file:
+                    where = f" The whole file is {path}."
                 body += f"\n[Truncated at {MAX_DOCUMENT_CHARS:,} characters.{where}]"
             content.append(TextContent(text=f'<file name="{name}">\n{body}\n</file>'))
             entry: dict[str, Any] = {"path": path, "mimeType": a.mime_type, "size": a.size}

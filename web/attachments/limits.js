@@ -19,7 +19,7 @@ export const LIMITS = {
   maxTextChars: 5_000_000, // text read from one document; what follows is left out, with a note
   maxChars: 100_000, // document text inlined in the message (the rest goes to uploads/<name>.txt)
   timeoutMs: 60_000, // give up on one file
-  releaseMb: 5, // after a file this large (or a document unpacking to this), the worker is ended: its memory goes
+  releaseMb: 5, // after a file (or unpacked document) this large the worker is ended: its memory goes
   maxSide: 2000,
   maxBase64: Math.floor(4.5 * 1024 * 1024),
   longPaste: 20_000, // pasted text longer than this is offered as a text attachment
