@@ -1,5 +1,5 @@
 // Every limit on what the page reads from a user's file, in one place: the message box's
-// attachments (attachments.js and its workers) and the Files panel's uploads (web/sandbox/preview.js)
+// attachments (attachments.js and its workers) and the Files panel's uploads (web/files/preview.js)
 // check files against the same numbers. Python mirrors the ones it checks again
 // (py_agent/app/attachments.py LIMIT_SETTINGS; tests/app/test_attachment_limits.py compares them).
 // A limit is checked before the work that could exceed it (a header, a ZIP's central directory),
