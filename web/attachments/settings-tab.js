@@ -17,6 +17,7 @@ function limitField(setting, init, note) {
     max: String(setting.max),
     step: "1",
     inputmode: "numeric",
+    "aria-describedby": `${id}-range`,
   });
   input.value = String(currentLimits()[setting.limit]);
   input.addEventListener("change", async () => {
@@ -36,7 +37,7 @@ function limitField(setting, init, note) {
     { class: "field" },
     h("label", { for: id, text: setting.label }),
     input,
-    h("span", { class: "muted small", text: range }),
+    h("span", { class: "muted small", id: `${id}-range`, text: range }),
   );
 }
 
