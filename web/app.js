@@ -17,6 +17,7 @@ import { toast, dismiss } from "./ui/toasts.js";
 import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
 import { panel as getPanel } from "./ui/extensions.js";
+import { useSettings } from "./attachments/limits.js";
 import "./plugins.js";
 import "./ui/reliability.js"; // retry notices, keys and sessions kept in step across tabs
 
@@ -75,6 +76,7 @@ async function main() {
   entry.destroy?.();
   connect(dispatch);
   app.init = await py("init", { origin: location.origin }); // advice names this page's origin
+  useSettings(() => app.init?.settings); // the attachments' limits, as Settings has them
   applyTheme(app.init.settings.theme ?? "system");
   await drawn;
   if (!ui.chat) buildUi();
@@ -262,7 +264,6 @@ function buildUi() {
       if (r.text) ui.composer.restore([r.text]);
     },
     onSendAttachments: sendAttachments,
-    maxFileMb: () => app.init?.settings?.attachmentMaxMb,
   });
   const sessionActions = {
     onOpen: () => closeSidebar(),

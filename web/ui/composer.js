@@ -44,7 +44,6 @@ export class Composer {
     onAbort,
     onUnqueue,
     onSendAttachments,
-    maxFileMb,
   }) {
     this.form = form;
     this.input = input;
@@ -56,7 +55,6 @@ export class Composer {
     this.onAbort = onAbort;
     this.onUnqueue = onUnqueue;
     this.onSendAttachments = onSendAttachments;
-    this.maxFileMb = maxFileMb ?? (() => LIMITS.maxFileMb);
     this.streaming = false;
     this.readOnly = false;
     this.busy = false;
@@ -268,7 +266,7 @@ export class Composer {
     const room = LIMITS.maxFiles - this.attachments.length;
     if (files.length > room) this.showNotice(`You can attach at most ${LIMITS.maxFiles} files to a message.`, "error");
     for (const file of files.slice(0, Math.max(0, room))) {
-      const item = new PendingAttachment(file, { maxFileMb: Number(this.maxFileMb()) || LIMITS.maxFileMb });
+      const item = new PendingAttachment(file);
       this.attachments.push(item);
       item.done.then(() => this.renderAttachments());
     }
@@ -305,10 +303,12 @@ export class Composer {
             ? h("span", { class: "att-state", text: "Reading…" })
             : item.status === "error"
               ? h("span", { class: "att-error", role: "alert", text: item.error })
-              : h("span", {
-                  class: "att-size",
-                  text: `${formatSize(item.size)} · about ${formatTokens(attachmentTokens(item))} tokens`,
-                });
+              : h(
+                  "span",
+                  { class: "att-size" },
+                  `${formatSize(item.size)} · about ${formatTokens(attachmentTokens(item))} tokens`,
+                  ...(item.notice ? [h("span", { class: "att-note", text: ` · ${item.notice}` })] : []),
+                );
         const remove = iconButton("close", `Remove ${item.name}`, { class: "small att-remove" });
         remove.addEventListener("click", () => this.removeAttachment(item));
         return h(
