@@ -135,7 +135,9 @@ def long_session_file(folder: Path) -> tuple[Path, str]:
     session.append_model_change("demo", "demo-scripted")
     session.append_session_info("Ten thousand")
     for i in range(LONG // 2):
-        session.append_message(UserMessage(content=[TextContent(text=f"Question {i}")], timestamp=1_700_000_000_000 + i))
+        session.append_message(
+            UserMessage(content=[TextContent(text=f"Question {i}")], timestamp=1_700_000_000_000 + i)
+        )
         session.append_message(
             AssistantMessage(
                 content=[TextContent(text=f"Answer {i}: " + "lorem ipsum " * 6)],
