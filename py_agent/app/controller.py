@@ -387,6 +387,10 @@ class WebApp:
                 self.chat.set_read_only(READ_ONLY_REASON)
             return await self._show(self.chat, ticket)
         stored = await self.store.load(id)
+        # A long session takes a while to read and check, on the page's thread: between the steps
+        # the page handles what the user did meanwhile (a click on "New chat" starts a newer switch,
+        # and the rest of this one is not done).
+        await asyncio.sleep(0)
         if ticket != self._switch_seq:
             return {"sessionId": id, "superseded": True, "found": stored is not None}
         if stored is None:
@@ -411,6 +415,9 @@ class WebApp:
         )
         if read_only:
             chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
+        await asyncio.sleep(0)
+        if ticket != self._switch_seq:
+            return {"sessionId": id, "superseded": True, "found": True}
         await chat.recover_draft(stored.draft)
         result = await self._show(chat, ticket)
         if result.get("superseded"):

@@ -96,7 +96,8 @@ def turn_script(n: int) -> tuple[str, list[dict[str, Any]], list[str]]:
 
 
 def renderer_memory(app: App) -> dict[str, float]:
-    """MB: the page's JavaScript heap (CDP) and the resident memory of every renderer process."""
+    """MB: the page's JavaScript heap (CDP), the app's Python (its WebAssembly memory) and the resident
+    memory of every renderer process (the page's and the sandboxed frames')."""
     page = app.page
     cdp = page.context.new_cdp_session(page)
     try:
@@ -109,6 +110,7 @@ def renderer_memory(app: App) -> dict[str, float]:
         processes = browser_cdp.send("SystemInfo.getProcessInfo")["processInfo"]
     finally:
         browser_cdp.detach()
+    wasm = page.evaluate("async () => (await window.pyAgent.ready).pyodide._module.HEAP8.buffer.byteLength")
     rss = 0.0
     for process in processes:
         if process.get("type") != "renderer":
@@ -118,7 +120,7 @@ def renderer_memory(app: App) -> dict[str, float]:
         except OSError:
             continue
         rss += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
-    return {"js_heap_mb": metrics.get("JSHeapUsedSize", 0) / 2**20, "renderers_rss_mb": rss}
+    return {"js_heap_mb": metrics.get("JSHeapUsedSize", 0) / 2**20, "wasm_mb": wasm / 2**20, "renderers_rss_mb": rss}
 
 
 def stored_conversations(app: App) -> dict[str, dict[str, Any]]:
@@ -241,10 +243,7 @@ def test_a_long_scripted_session_loses_nothing_and_does_not_crash(
             f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
         ]
         for label, m in memory:
-            lines.append(
-                f"soak: {label}: JS heap {m['js_heap_mb']:.0f} MB ({m['js_heap_mb'] - first['js_heap_mb']:+.0f}), "
-                f"renderers {m['renderers_rss_mb']:.0f} MB ({m['renderers_rss_mb'] - first['renderers_rss_mb']:+.0f})"
-            )
+            lines.append(f"soak: {label}: " + ", ".join(f"{k} {v:.0f} ({v - first[k]:+.0f})" for k, v in m.items()))
         print("\n".join(lines))
     finally:
         page.context.close()
