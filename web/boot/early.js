@@ -1,8 +1,8 @@
-// The first screen, drawn before the app's own modules and long before Python: web/early-start.js
+// The first screen, drawn before the app's own modules and long before Python: web/boot/early-start.js
 // (a classic script in index.html's head) imports this module as the page starts; its imports are
 // few and small (IndexedDB, the session list, DOM helpers). It opens the app's IndexedDB at once
 // and, once the page is parsed, shows the app: the sessions list (the records' metadata), the open
-// session's last messages (web/idb.js, recentMessages) in a light rendering (text and a little
+// session's last messages (web/boot/idb.js, recentMessages) in a light rendering (text and a little
 // Markdown, built with DOM calls only) and a message box that takes typing. web/app.js takes over
 // what this drew once its modules are loaded (`early.release()`): its full renderer replaces the
 // light one, its composer handles the same text box (what was typed, the caret and the focus
@@ -10,7 +10,7 @@
 // ready.
 
 import { adoptDatabase, openDatabase } from "./idb.js";
-import { SessionList } from "./ui/sessions.js";
+import { SessionList } from "../ui/sessions.js";
 import {
   h,
   icon,
@@ -22,7 +22,7 @@ import {
   friendlyError,
   scrollRegion,
   collapseIfLong,
-} from "./ui/dom.js";
+} from "../ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
 const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
@@ -40,7 +40,7 @@ function listen(target, type, handler) {
 }
 
 export const early = {
-  /** The app's IndexedDB (web/idb.js Storage), opened as this module runs. */
+  /** The app's IndexedDB (web/boot/idb.js Storage), opened as this module runs. */
   opening: null,
   /** Resolves once the first screen is drawn, or could not be (the app draws it then). */
   drawn: null,
@@ -65,7 +65,7 @@ const storageOptions = {
     early.onVersionChange?.();
   },
 };
-// The connection web/early-start.js opened as the page started, if it is this schema's, and the
+// The connection web/boot/early-start.js opened as the page started, if it is this schema's, and the
 // records it read with it for the first screen (only for that schema: null otherwise).
 const started = window.pyAgentEarlyDatabase ?? Promise.resolve(null);
 const startedRecords = window.pyAgentEarlyRecords ?? Promise.resolve(null);
@@ -105,7 +105,7 @@ async function read() {
   return { metas, preview };
 }
 
-// A first visit: no service worker answers this page yet (web/boot.js registers it once the app
+// A first visit: no service worker answers this page yet (web/boot/boot.js registers it once the app
 // is ready, and sessions are saved only after that), and it was not a reload (a forced one
 // bypasses the service worker). IndexedDB then has no session to show, and the first screen does
 // not wait for it: in a new browser profile, storage takes a while to answer its first request.
@@ -177,7 +177,7 @@ function hashSession() {
 function showApp() {
   $("boot-screen").hidden = true;
   $("app").hidden = false;
-  // A boot that fails shows its error on the boot screen (web/boot.js, web/boot-watchdog.js).
+  // A boot that fails shows its error on the boot screen (web/boot/boot.js, web/boot/boot-watchdog.js).
   const watch = new MutationObserver(() => {
     if (!failed()) return;
     watch.disconnect();
@@ -410,7 +410,7 @@ function copyButton(text, label) {
   return copy;
 }
 
-function block(b, message, results) {
+function block(b, _message, results) {
   if (b?.type === "text") {
     const el = h("div", { class: "md text-block" }, lightMarkdown(b.text ?? ""));
     el.hidden = !/\S/.test(b.text ?? "");
@@ -435,7 +435,12 @@ function block(b, message, results) {
     // Its state as web/ui/chat.js tells it from the stored messages; its body comes with the full rendering.
     const result = results.get(b.id);
     const status = result ? (result.isError ? "error" : "done") : "interrupted";
-    const words = { done: "done", error: "failed", interrupted: "not finished" };
+    const words = { done: "done", error: "failed", interrupted: "stopped" };
+    const output = (Array.isArray(result?.content) ? result.content : [])
+      .map((c) => (c?.type === "text" ? (c.text ?? "") : ""))
+      .join("\n")
+      .split("\n")
+      .filter((line) => line.trim());
     return h(
       "details",
       { class: "tool", dataset: { toolCallId: b.id ?? "", status } },
@@ -446,7 +451,12 @@ function block(b, message, results) {
         icon("tool", "icon tool-icon"),
         h("span", { class: "tool-title", text: b.name ?? "tool" }),
         h("span", { class: "tool-summary", text: shortArgs(b.arguments) }),
-        h("span", { class: "visually-hidden tool-state", text: `(${words[status]})` }),
+        h("span", { class: "tool-state", text: words[status] }),
+        // As web/ui/chat.js previews it (previewLines): the first two lines of the output.
+        h("span", {
+          class: "tool-preview",
+          text: output.slice(0, 2).join("\n").slice(0, 240) + (output.length > 2 ? " …" : ""),
+        }),
       ),
       h("div", { class: "tool-body" }),
     );
