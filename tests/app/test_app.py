@@ -411,14 +411,20 @@ async def saved_session(app: WebApp, text: str) -> str:
     return app.chat.id
 
 
+async def start_slow_open(app: WebApp, backend: SlowLoads, session_id: str) -> asyncio.Future[str]:
+    """From a new chat, an open of `session_id` whose read waits for `backend.release`."""
+    await call(app, "new_session")
+    backend.release.clear()
+    opening = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": session_id})))
+    await asyncio.sleep(0.01)
+    return opening
+
+
 async def test_a_new_chat_started_while_a_long_session_opens_stays_the_open_session() -> None:
     backend = SlowLoads()
     app, rec = await make_app(backend)
     old = await saved_session(app, "The long one.")
-    await call(app, "new_session")
-    backend.release.clear()
-    opening = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": old})))
-    await asyncio.sleep(0.01)
+    opening = await start_slow_open(app, backend, old)
     fresh = await call(app, "new_session")
     backend.release.set()
     opened = json.loads(await opening)
@@ -434,10 +440,7 @@ async def test_of_two_opens_the_later_wins_whichever_ends_first() -> None:
     app, rec = await make_app(backend)
     first = await saved_session(app, "First.")
     second = await saved_session(app, "Second.")
-    await call(app, "new_session")
-    backend.release.clear()
-    a = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": first})))
-    await asyncio.sleep(0.01)
+    a = await start_slow_open(app, backend, first)
     b = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": second})))
     await asyncio.sleep(0.01)
     backend.release.set()
@@ -451,10 +454,7 @@ async def test_a_message_sent_while_a_session_opens_goes_to_that_session() -> No
     backend = SlowLoads()
     app, _ = await make_app(backend)
     target = await saved_session(app, "Earlier question.")
-    await call(app, "new_session")
-    backend.release.clear()
-    opening = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": target})))
-    await asyncio.sleep(0.01)
+    opening = await start_slow_open(app, backend, target)
     send = asyncio.ensure_future(app.dispatch("send", json.dumps({"text": "A follow-up."})))
     await asyncio.sleep(0.01)
     assert not send.done()  # it waits for the open to finish
@@ -475,10 +475,7 @@ async def test_a_model_picked_while_a_session_opens_is_that_sessions_model() -> 
     backend = SlowLoads()
     app, rec = await make_app(backend)
     target = await saved_session(app, "Earlier question.")
-    await call(app, "new_session")
-    backend.release.clear()
-    opening = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": target})))
-    await asyncio.sleep(0.01)
+    opening = await start_slow_open(app, backend, target)
     model = asyncio.ensure_future(app.dispatch("set_model", json.dumps({"provider": "openai", "id": "gpt-5-mini"})))
     await asyncio.sleep(0.01)
     assert not model.done()
