@@ -793,13 +793,15 @@ async function importFile(event) {
   const text = await file.text();
   showSwitching(`Importing “${file.name}”…`);
   const result = await run(() => py("import_session", { text }));
-  if (!routing) endSwitching(); // the route to the imported session shows its own switch
-  if (!result) return;
+  if (!result) {
+    if (!routing) endSwitching();
+    return;
+  }
   for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
   if (result.warnings.length > 3)
     toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
   toast(`Imported “${result.title || "Untitled"}”.`, "info");
-  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`;
+  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`; // its route shows the open, then ends the switch
 }
 
 function buildSessionMenu() {
