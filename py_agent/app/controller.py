@@ -310,7 +310,14 @@ class WebApp:
         chat.confirm = self.ask
         chat.proxy_url = self._proxy_url()
         chat.host_extras["tool_settings"] = lambda: self.settings.get("toolSettings")
+        # MCP sign-ins keep refreshed tokens in the key ring (py_agent/app/mcp_servers.py); only those names.
+        chat.host_extras["set_secret"] = self._set_mcp_secret
         return chat
+
+    async def _set_mcp_secret(self, name: str, value: str, remember: bool = True) -> None:
+        if not name.startswith("mcp:"):
+            raise ValueError("Only MCP servers' tokens are kept this way")
+        await self.keys.set(name, value, remember)
 
     def _proxy_url(self) -> str | None:
         value = self.settings.get("proxyUrl")

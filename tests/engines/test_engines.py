@@ -22,6 +22,7 @@ from engine_drivers import Driver
 from py_agent.ai.types import AssistantMessage, TextContent, Usage, UserMessage
 from py_agent.session import Session, export_jsonl
 from py_agent.testing.hostile_files import zip_bomb
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 
@@ -303,6 +304,58 @@ def about_limits(chat: Chat) -> list[str]:
     d.press("#settings-tab-about", "Escape")
     d.wait_gone("dialog[open]")
     return limits
+
+
+def test_an_mcp_servers_tools_added_in_settings_are_called(chat: Chat, mock: MockProviderServer) -> None:
+    d = chat.driver
+    with McpTestServer() as server, McpTestServer(cors=False) as refusing:
+        chat.add_provider("Mock MCP", mock, [{"id": "mock-mcp", "name": "Mock MCP", "input": ["text", "image"]}])
+        chat.py("save_key", provider="Mock MCP", key="sk-ant-engines-mcp-0002")
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.fill("#mcp-name", "tools")
+        d.fill("#mcp-url", server.url)
+        d.click("#mcp-add")
+        d.wait(".mcp-server[data-name='tools'] .mcp-tool[data-tool='add']", "Add two integers and return the sum")
+        # A server that does not allow the page's origin is named, with the headers to add.
+        d.fill("#mcp-name", "refusing")
+        d.fill("#mcp-url", refusing.url)
+        d.click("#mcp-add")
+        d.wait(".mcp-server[data-name='refusing'] .mcp-problem[data-kind='cors']", "Access-Control-Allow-Origin")
+        d.press("#mcp-add", "Escape")
+        d.wait_gone("dialog[open]")
+        chat.new_chat()
+        chat.choose_model("mock mcp", "Mock MCP")
+        mock.reset()
+        add = {"id": "call_mcp", "name": "mcp__tools__add", "arguments": {"a": 2, "b": 3}}
+        pixel = {"id": "call_px", "name": "mcp__tools__pixel", "arguments": {}}
+        mock.script([{"tool_calls": [add]}, {"tool_calls": [pixel]}, {"text": "The sum is 5."}])
+        chat.send("Add 2 and 3 with the MCP server, then show the pixel")
+        d.wait("#transcript .msg.assistant:not(.streaming)", "The sum is 5.")
+        chat.wait_idle()
+        assert "tools/call" in server.seen
+        requests = mock.requests
+        assert "mcp__tools__add" in [tool["name"] for tool in requests[0]["body"]["tools"]]
+        result = requests[1]["body"]["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and '"5"' in json.dumps(result["content"])
+        image = requests[2]["body"]["messages"][-1]["content"][0]["content"]
+        assert [block["source"]["media_type"] for block in image if block["type"] == "image"] == ["image/png"]
+        # A tool switched off leaves the next request's tools.
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.click(".mcp-server[data-name='tools'] .mcp-tool-switch[data-tool='add']")
+        d.wait_until(lambda: "mcp__tools__add" not in d.js("return window.pyAgentApp.state.tools;"), "add switched off")
+        d.press("#mcp-add", "Escape")
+        d.wait_gone("dialog[open]")
+        mock.reset()
+        mock.script([{"text": "No adding."}])
+        chat.send("Add again")
+        d.wait("#transcript .msg.assistant:not(.streaming)", "No adding.")
+        chat.wait_idle()
+        names = [tool["name"] for tool in mock.requests[0]["body"]["tools"]]
+        assert "mcp__tools__add" not in names and "mcp__tools__weather" in names
+    chat.py("mcp_remove", name="tools")
+    chat.py("mcp_remove", name="refusing")
 
 
 def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:
