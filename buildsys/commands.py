@@ -138,7 +138,7 @@ def cmd_test(args: Sequence[str]) -> int:
             failed.append(title)
     runner = [str(python)]
     if quick:
-        # On every core (pytest-xdist); the CI run above measures coverage in one process instead.
+        # On every core (pytest-xdist); the full run's quick_lane_with_coverage runs in one process.
         rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_args(), "-n", "auto", *pytest_args], env, failed)
     elif pytest_args:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)

@@ -1,6 +1,6 @@
 """The JavaScript checks of `build.py test`: biome (lint and formatting) over web/ and scripts/, and
 TypeScript's compiler over jsconfig.json when there is one, both pinned in the root package.json and
-installed into node_modules/ by `npm ci` when it is missing or older than package-lock.json."""
+installed into node_modules/ by `npm ci` when it is missing or was installed from another lock."""
 
 from __future__ import annotations
 
