@@ -171,6 +171,9 @@ class ChatSession:
                 "panel", {"sessionId": self.id, "panel": panel, "action": "message", "data": data}
             ),
             open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
+            suggest_panel=lambda panel, what: self._emit(
+                "panel", {"sessionId": self.id, "panel": panel, "action": "suggest", "what": what}
+            ),
             extras={
                 "get_tools": lambda: list(self.agent.state.tools),
                 "stream_fn": self._stream,

@@ -713,6 +713,10 @@ class WebApp:
                     "hasKey": self.keys.has(p.name),
                     "models": [m.id for m in _registered_models(p.name)],
                     "manualModels": [spec.id for spec in p.models],
+                    # What the form shows of each model (takes images, context window...), and the
+                    # user's own descriptions of them, which win over what the server says.
+                    "modelDetails": [_model_details(m) for m in _registered_models(p.name)],
+                    "modelSpecs": [spec.model_dump(mode="json", exclude_unset=True) for spec in p.models],
                 }
                 for p in get_custom_providers()
             ],
@@ -762,7 +766,7 @@ class WebApp:
         except DiscoveryError as error:
             text = discovery_problem(error, custom)
             return {"ok": False, "problem": self.keys.redact(text.replace(key, "[redacted key]") if key else text)}
-        return {"ok": True, "models": [m.id for m in models]}
+        return {"ok": True, "models": [m.id for m in models], "modelDetails": [_model_details(m) for m in models]}
 
     def _discovery_transport(self, custom: CustomProvider) -> ProxyTransport | None:
         proxy = self._proxy_url()
@@ -785,8 +789,12 @@ class WebApp:
                 discovered = await discover_models(
                     custom.model_copy(update={"api_key": probe_key}), self._discovery_transport(custom)
                 )
+                # A model the user described wins over the server's word for the fields they set.
+                specs = {spec.id: spec for spec in custom.models}
                 found = {m.id for m in discovered}
-                models = discovered + [m for m in models if m.id not in found]
+                models = [custom.model_from_spec(specs[m.id], m) if m.id in specs else m for m in discovered] + [
+                    m for m in models if m.id not in found
+                ]
             except DiscoveryError as error:
                 text = discovery_problem(error, custom)
                 problem = self.keys.redact(text.replace(key, "[redacted key]") if key else text)
@@ -886,6 +894,17 @@ def _kind_label(provider: CustomProvider) -> str:
         "anthropic-messages": "Anthropic-compatible API",
         "openai-responses": "OpenAI Responses-compatible API",
     }.get(provider.api, "OpenAI-compatible API")
+
+
+def _model_details(model: Model) -> dict[str, Any]:
+    """A custom provider's model as its form describes it."""
+    return {
+        "id": model.id,
+        "vision": "image" in model.input,
+        "reasoning": model.reasoning,
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens,
+    }
 
 
 def _registered_models(provider: str) -> list[Model]:

@@ -118,8 +118,9 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 def derive_title(text: str) -> str:
     """A title from a first message, as pi's web UI makes it: whitespace collapsed; cut after the
-    first ``.``, ``!`` or ``?`` that ends a sentence (before a space or the end) if it is within the first 50 characters (not the very first);
-    otherwise the whole text if it fits in 50 characters, else its first 47 and ``...``."""
+    first ``.``, ``!`` or ``?`` that ends a sentence (before a space or the end) if it is within the
+    first 50 characters (not the very first); otherwise the whole text if it fits in 50
+    characters, else its first 47 and ``...``."""
     text = _SPACES.sub(" ", text).strip()
     match = _SENTENCE_END.search(text)
     if match and 0 < match.start() < TITLE_MAX_CHARS:
