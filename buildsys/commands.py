@@ -61,14 +61,13 @@ def print_machine_state() -> None:
 
 def lint_steps(python: Path, js: bool) -> list[tuple[str, list[str]]]:
     """ruff (check, format) and mypy --strict over the package; with ``js``, the JavaScript checks too
-    (buildsys/jschecks.py; node_modules/ is installed first when missing or stale)."""
+    (buildsys/jschecks.py)."""
     steps = [
         ("ruff check", [str(python), "-m", "ruff", "check", "."]),
         ("ruff format", [str(python), "-m", "ruff", "format", "--check", "."]),
         ("mypy", [str(python), "-m", "mypy", "--strict", "py_agent"]),
     ]
     if js:
-        ensure_node_modules()
         steps.extend(js_check_steps())
     return steps
 
@@ -129,7 +128,9 @@ def cmd_test(args: Sequence[str]) -> int:
         "PY_AGENT_CHROMIUM": chromium_path(),
     }
     js = shutil.which("node") is not None
-    if not js:  # the quick lane on a machine without Node.js (the full run installed it above)
+    if js:
+        ensure_node_modules()
+    else:  # the quick lane on a machine without Node.js (the full run installed it above)
         print("\n=== the JavaScript checks: skipped, Node.js is not installed", flush=True)
     failed: list[str] = []
     steps = lint_steps(python, js)
