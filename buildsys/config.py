@@ -111,6 +111,29 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 MIN_NODE_MAJOR = 18
+
+# What a test needs beyond the venv, as pytest markers (tests/conftest.py sets them by folder and
+# fixture; pyproject.toml registers them). `build.py test --quick` runs the tests that need none.
+TEST_NEEDS = {
+    "browser": "a browser (tests/browser/: Chromium through Playwright)",
+    "engines": "Chromium, Firefox ESR and WebKitGTK (tests/engines/)",
+    "pyodide": "Pyodide under Node.js (the run_in_pyodide fixture)",
+    "node": "Node.js (the node fixture, or a script run with node)",
+    "reference": "pi's reference packages installed with npm (the reference_install fixture)",
+    "site": "the built site, static/ (the built_site fixture)",
+    "network": "a package index (the dists fixture installs the wheel's dependencies)",
+}
+# tests/conftest.py marks a test by its folder under tests/ and by the fixtures it uses.
+FOLDER_NEEDS = {"browser": ("browser",), "engines": ("engines", "browser")}
+FIXTURE_NEEDS = {
+    "run_in_pyodide": ("pyodide", "node"),
+    "node": ("node",),
+    "reference_install": ("reference", "node"),
+    "built_site": ("site",),
+    "dists": ("network",),
+}
+NEEDS_ANY = " or ".join(TEST_NEEDS)
+QUICK_LANE = f"not ({NEEDS_ANY})"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 

@@ -21,6 +21,22 @@ RUN_MJS = ROOT / "tests" / "pyodide" / "run.mjs"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 import build  # noqa: E402  (build.py: standard library only)
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of what each test needs (buildsys/config.py TEST_NEEDS), by its folder and by its
+    fixtures (asked for directly or through another fixture)."""
+    tests = ROOT / "tests"
+    for item in items:
+        needs: set[str] = set()
+        relative = item.path.relative_to(tests) if item.path.is_relative_to(tests) else None
+        if relative is not None and len(relative.parts) > 1:
+            needs.update(FOLDER_NEEDS.get(relative.parts[0], ()))
+        for fixture in getattr(item, "fixturenames", ()):
+            needs.update(FIXTURE_NEEDS.get(fixture, ()))
+        for name in sorted(needs):
+            item.add_marker(name)
 
 
 def require(condition: bool, message: str) -> None:
