@@ -14,6 +14,8 @@ import {
   announce,
   scrollRegion,
   collapseIfLong,
+  nameNode,
+  nameText,
 } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
@@ -133,7 +135,7 @@ function attachmentTiles(files) {
         h(
           "span",
           { class: "att-meta" },
-          h("span", { class: "att-name", text: file.name }),
+          h("span", { class: "att-name" }, nameNode(file.name)),
           ...(size ? [h("span", { class: "att-size", text: size })] : []),
         ),
       ];
@@ -143,8 +145,8 @@ function attachmentTiles(files) {
         {
           type: "button",
           class: "att-tile",
-          title: `Open ${file.path} in Files`,
-          "aria-label": `Open ${file.path} in Files`,
+          title: `Open ${nameText(file.path)} in Files`,
+          "aria-label": `Open ${nameText(file.path)} in Files`,
         },
         ...body,
       );
@@ -870,7 +872,8 @@ export class ChatView {
     }
     card.dataset.status = state.status;
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
-    card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
+    // A renderer's summary may be nodes (paths drawn as names: web/sandbox/renderers.js).
+    card.querySelector(".tool-summary").replaceChildren(custom?.summary ?? shortArgs(call.args));
     const words = {
       streaming: "preparing",
       running: "running",
