@@ -152,7 +152,9 @@ def unique_path(path: str, taken: Callable[[str], bool]) -> str:
     candidate, n = path, 2
     while taken(candidate):
         suffix = f" ({n}){ext}"
-        shown = stem if len(stem) + len(suffix) <= MAX_SEGMENT_LENGTH else _shorten(stem, MAX_SEGMENT_LENGTH - len(suffix))
+        shown = (
+            stem if len(stem) + len(suffix) <= MAX_SEGMENT_LENGTH else _shorten(stem, MAX_SEGMENT_LENGTH - len(suffix))
+        )
         candidate = f"{folder}/{shown}{suffix}" if folder else f"{shown}{suffix}"
         n += 1
     return candidate

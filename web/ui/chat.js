@@ -16,6 +16,8 @@ import {
   collapseIfLong,
   nameNode,
   nameText,
+  visibleName,
+  escapeHiddenJson,
 } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
@@ -169,7 +171,8 @@ function resultText(result) {
 
 function jsonText(value) {
   try {
-    return JSON.stringify(value ?? {}, null, 2);
+    // A tool's arguments often hold paths: their hidden characters are shown, escaped.
+    return escapeHiddenJson(JSON.stringify(value ?? {}, null, 2));
   } catch {
     return String(value);
   }
@@ -179,7 +182,7 @@ function shortArgs(args) {
   if (!args || typeof args !== "object") return "";
   const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
   const text = values.map(String).join(" · ").replace(/\s+/g, " ");
-  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  return visibleName(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 }
 
 /** Whether `text` is the text `entry` showed last followed by `added` (lengths only: the caller knows it extends it). */

@@ -241,6 +241,15 @@ export function visibleName(name) {
   return String(name ?? "").replace(HIDDEN_CHARS, charCode);
 }
 
+/** JSON text with its hidden characters as \uXXXX escapes (the same JSON; its line breaks kept). */
+export function escapeHiddenJson(json) {
+  return String(json).replace(HIDDEN_CHARS, (char) =>
+    char === "\n"
+      ? char
+      : [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""),
+  );
+}
+
 /** The name for plain-text places (aria-label, title, document.title): visible, isolated by FSI…PDI. */
 export function nameText(name) {
   return `\u2068${visibleName(name)}\u2069`;
