@@ -277,42 +277,44 @@ def test_a_re_uploaded_folder_asks_replace_keep_both_or_skip_and_the_summary_cou
     panel.locator("input[webkitdirectory]").set_input_files(str(root))
     dialog = page.locator("dialog[open]")
 
-    def ask(path: str, others: int | None) -> None:
+    def ask(others: int) -> str:
+        """The dialog's question (the browser picks the order of a folder's files): the path asked about."""
         dialog.wait_for()
         assert dialog.get_by_role("heading").inner_text() == "This name is taken"
-        assert dialog.locator("p").first.inner_text().startswith(f"{path} is already in the workspace.")
+        text = dialog.locator("p").first.inner_text()
+        path = text.split(" is already in the workspace.")[0]
+        assert path.startswith("docs/") and path != "docs/f.txt", text
         label = dialog.get_by_label(f"Do the same for the {others} other file", exact=False)
-        assert label.count() == (1 if others else 0)
+        assert label.count() == 1
         for choice in ("Replace", "Keep both", "Skip"):
             assert dialog.get_by_role("button", name=choice, exact=True).is_visible()
+        return path
 
-    # a.txt: Replace, by mouse.
-    ask("docs/a.txt", 4)
+    # Replace, by mouse.
+    replaced = ask(4)
     dialog.get_by_role("button", name="Replace", exact=True).click()
-    # b.txt: Keep both, by keyboard (the dialog opens on Keep both).
-    ask("docs/b.txt", 3)
+    # Keep both, by keyboard (the dialog opens on Keep both).
+    kept = ask(3)
     assert page.evaluate("() => document.activeElement.textContent") == "Keep both"
     page.keyboard.press("Enter")
-    # c.txt: Escape skips this one.
-    ask("docs/c.txt", 2)
+    # Escape skips this one.
+    escaped = ask(2)
     page.keyboard.press("Escape")
-    # d.txt: Skip, for all the others (e.txt); f.txt is new and added without a question.
-    ask("docs/d.txt", 1)
+    # Skip, for the other one too; f.txt is new and added without a question.
+    skipped = ask(1)
     dialog.get_by_label("Do the same for the 1 other file whose names are taken").check()
     dialog.get_by_role("button", name="Skip", exact=True).click()
     wait_for(page, lambda: "replaced" in panel.locator(".pa-status").inner_text())
     assert panel.locator(".pa-status").inner_text() == "Added 2 files, replaced 1, skipped 3."
     assert dialog.count() == 0
+    copy = kept.replace(".txt", " (2).txt")
     report = panel.locator(".pa-errors").inner_text()
-    assert "docs/b.txt is stored as docs/b (2).txt (kept beside the file of that name)." in report
-    files = workspace_files(app, app.current_session_id())
-    assert {p: v.decode() for p, v in files.items()} == {
-        "docs/a.txt": "new a.txt",
-        "docs/b.txt": "old b.txt",
-        "docs/b (2).txt": "new b.txt",
-        "docs/c.txt": "old c.txt",
-        "docs/d.txt": "old d.txt",
-        "docs/e.txt": "old e.txt",
-        "docs/f.txt": "new f.txt",
-    }
+    assert f"{kept} is stored as {copy} (kept beside the file of that name)." in report
+    files = {p: v.decode() for p, v in workspace_files(app, app.current_session_id()).items()}
+    expected = {f"docs/{n}": f"old {n}" for n in names}
+    expected[replaced] = f"new {replaced.removeprefix('docs/')}"
+    expected[copy] = f"new {kept.removeprefix('docs/')}"
+    expected["docs/f.txt"] = "new f.txt"
+    assert files == expected
+    assert len({replaced, kept, escaped, skipped}) == 4
     assert not app.page_errors, app.page_errors
