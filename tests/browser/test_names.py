@@ -121,7 +121,7 @@ def test_a_hostile_name_is_shown_with_its_characters_visible_and_isolated_everyw
     ]
     # The safe name it will be stored under is shown beside it.
     assert chip.locator(".att-saved").inner_text() == f"saved as uploads/{STORED_VISIBLE}"
-    assert chip.get_by_role("button", name=f"Remove \u2068{VISIBLE}\u2069").count() == 1
+    assert chip.get_by_role("button", name=f"Remove {VISIBLE}", exact=True).count() == 1
     error = chips(app, "error").locator(".att-error")
     assert "notes⟨U+202E⟩exe.bin: this file type isn't supported" in error.inner_text()
     assert reads_in_order(app, "#attachments [data-status=error] .att-error", "this file type isn't supported")

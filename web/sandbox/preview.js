@@ -17,7 +17,7 @@
 // from blob: URLs (SVG never as an image of the page); CSV as a table and text as text, both
 // built with textContent. Nothing from a file is ever parsed as HTML in the page.
 import { escapeHtml, markdownToHtml } from "./markdown.js";
-import { nameNode, nameText, visibleName, withNames } from "../ui/dom.js";
+import { nameNode, visibleName, withNames } from "../ui/dom.js";
 import { createDialog, showModal } from "../ui/dialogs.js";
 
 const HERE = new URL("./", import.meta.url);
@@ -190,7 +190,7 @@ export function sandboxedPreviewFrame(html, title) {
     class: "pa-preview-frame",
     sandbox: "allow-scripts",
     referrerpolicy: "no-referrer",
-    title: `Preview of ${nameText(title)}`,
+    title: `Preview of ${visibleName(title)}`,
     src: new URL("preview.html", HERE).href,
   });
   iframe.addEventListener(

@@ -148,7 +148,7 @@ function attachmentTiles(files) {
           type: "button",
           class: "att-tile",
           title: `Open ${nameText(file.path)} in Files`,
-          "aria-label": `Open ${nameText(file.path)} in Files`,
+          "aria-label": `Open ${visibleName(file.path)} in Files`,
         },
         ...body,
       );

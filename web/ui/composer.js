@@ -7,7 +7,7 @@
 // Nothing is dropped silently: a model that can't see images is named in a notice before sending,
 // and the send then needs a confirmation.
 
-import { h, icon, iconButton, formatTokens, nameNode, nameText, withNames } from "./dom.js";
+import { h, icon, iconButton, formatTokens, nameNode, nameText, visibleName, withNames } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
@@ -274,7 +274,7 @@ export class Composer {
           item.storedAs && item.status !== "error"
             ? h("span", { class: "att-saved" }, "saved as ", nameNode(item.storedAs))
             : null;
-        const remove = iconButton("close", `Remove ${nameText(item.name)}`, { class: "small att-remove" });
+        const remove = iconButton("close", `Remove ${visibleName(item.name)}`, { class: "small att-remove" });
         remove.addEventListener("click", () => this.removeAttachment(item));
         return h(
           "li",

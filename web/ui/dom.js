@@ -222,9 +222,10 @@ export function collapseIfLong(bubble, body, text) {
 }
 
 // ---- names the user gave: files, folders, sessions ----
-// A name is drawn isolated from the text around it (<bdi dir="auto">; FSI…PDI where only text can
-// go: aria-labels, titles) with its control and invisible characters shown as codes (⟨U+202E⟩), so
-// that no name can reorder or hide what is around it, or pass for another extension.
+// A name is drawn isolated from the text around it (<bdi dir="auto">; FSI…PDI in drawn plain text:
+// title tooltips, the tab's title) with its control and invisible characters shown as codes
+// (⟨U+202E⟩), so that no name can reorder or hide what is around it, or pass for another extension.
+// An aria-label gets visibleName: spoken, not drawn, it then still contains the visible text.
 // tests/browser/test_names.py checks every place that draws one.
 
 // Controls (C0, DEL, C1), format characters (bidi controls, zero-width joiners and spaces, BOM,

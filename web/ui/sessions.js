@@ -1,7 +1,7 @@
 // The session list: newest first, grouped by day, searchable (title and conversation text);
 // each row opens its session, and its menu renames, exports or deletes it.
 
-import { h, icon, iconButton, formatCost, relativeDay, nameNode, nameText } from "./dom.js";
+import { h, icon, iconButton, formatCost, relativeDay, nameNode, nameText, visibleName } from "./dom.js";
 import { py } from "./bridge.js";
 
 export class SessionList {
@@ -96,7 +96,7 @@ export class SessionList {
       h("span", { class: "session-meta", text: meta }),
     );
     open.addEventListener("click", () => this.onOpen(s.id));
-    const menuButton = iconButton("more", `Actions for ${nameText(s.title || "Untitled")}`, {
+    const menuButton = iconButton("more", `Actions for ${visibleName(s.title || "Untitled")}`, {
       class: "row-menu-btn small",
       "aria-haspopup": "menu",
       "aria-expanded": "false",
