@@ -22,7 +22,7 @@ is pinned by version and sha256 in build.lock.json, verified, and cached under .
 
 Layout of static/ (all URLs inside the site are relative, so it works from any sub-path):
 
-    index.html, app.css, boot.js ...   the page (copied from web/)
+    index.html, app.css, boot/ ...     the page (copied from web/)
     manifest.json                      what the page loads: runtime files and wheels, with sizes and hashes
     pyodide/                           Pyodide's runtime files, the wheels, and the site's own
                                        pyodide-lock.json (only the packages shipped here, with sha256);

@@ -92,7 +92,7 @@ SNAPSHOT_SCRIPT = ROOT / "scripts" / "snapshot.mjs"
 # The memory snapshot a first visit restores (gzip'd): see site.build_snapshot().
 SNAPSHOT_FILE = "memory-snapshot.bin"
 # What the snapshot is made with besides the site's files (scripts/snapshot.mjs imports them).
-SNAPSHOT_WEB_MODULES = ("fastboot.js", "snapshot.js", "unpack.js")
+SNAPSHOT_WEB_MODULES = ("boot/fastboot.js", "boot/snapshot.js", "boot/unpack.js")
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 

@@ -365,7 +365,7 @@ def ship_file(source: Path, runtime_dir: Path, name: str) -> dict[str, Any]:
 def build_snapshot(runtime_dir: Path, site_packages: dict[str, Any], stdlib: dict[str, Any]) -> dict[str, Any] | None:
     """The memory snapshot that a first visit restores (scripts/snapshot.mjs: Pyodide under Node.js
     does what the page's snapshot worker does, with the same files and the page's own modules),
-    gzip'd: {file, size, sha256, record} for the manifest (record: web/snapshot.js's, which the page
+    gzip'd: {file, size, sha256, record} for the manifest (record: web/boot/snapshot.js's, which the page
     checks against its runtime before restoring it; anything that differs means a normal start).
 
     Cached in .cache/snapshot/ by the runtime, the two bundles, the script and the page's modules it

@@ -16,7 +16,7 @@
 //
 //     "py-agent-site-packages 1\n" + JSON [[path relative to site-packages, size], ...] + "\n" + the files' bytes
 //
-// web/unpack.js reads it; web/fastboot.js writes it into site-packages. OUT_STDLIB gets the
+// web/boot/unpack.js reads it; web/boot/fastboot.js writes it into site-packages. OUT_STDLIB gets the
 // standard library's zip with bytecode for the modules the page imports (below).
 
 import { readFileSync, writeFileSync } from "node:fs";
@@ -28,8 +28,8 @@ if (!siteArg || !outArg || !stdlibArg) {
   console.error("usage: node scripts/site_packages.mjs SITE_DIR OUT_FILE OUT_STDLIB");
   process.exit(2);
 }
-const runtime = join(resolve(siteArg), "pyodide") + "/";
-// The page's environment (web/fastboot.js, PYTHON_ENV), for the imports below.
+const runtime = `${join(resolve(siteArg), "pyodide")}/`;
+// The page's environment (web/boot/fastboot.js, PYTHON_ENV), for the imports below.
 const env = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
 const { loadPyodide } = await import(pathToFileURL(join(runtime, "pyodide.mjs")).href);
 const pyodide = await loadPyodide({
@@ -87,7 +87,7 @@ sys.dont_write_bytecode = True
 importlib.invalidate_caches()  # as the page does once it has written site-packages: imports importlib.metadata
 import py_agent, pydantic, py_agent.browser.main  # noqa: E401, F401
 # What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
-# the snapshot's worker does too (web/fastboot.js, WARM_CODE).
+# the snapshot's worker does too (web/boot/fastboot.js, WARM_CODE).
 try:
     from py_agent.app.plugins import default_plugins
     from py_agent.app.plugin import load_plugins

@@ -2,8 +2,8 @@
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
-import { early } from "./early.js";
-import { ready, firstScreenDrawn } from "./boot.js";
+import { early } from "./boot/early.js";
+import { ready, firstScreenDrawn } from "./boot/boot.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
 import { $, h, icon, formatTokens, formatCost, announce, friendlyError, nameNode, nameText } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
@@ -28,7 +28,7 @@ const app = {
   applyTheme,
   py, // the command channel (tests, console); no command returns a key
   frameTimings: null,
-  db: null, // web/idb.js's Storage: the page reads from it itself only to draw before Python can
+  db: null, // web/boot/idb.js's Storage: the page reads from it itself only to draw before Python can
   pythonReady: false,
 };
 window.pyAgentApp = app;
@@ -37,7 +37,7 @@ window.pyAgentApp = app;
 // Start
 
 async function main() {
-  // Storage was opened by web/early.js, as the page started: Python's start does not wait for it.
+  // Storage was opened by web/boot/early.js, as the page started: Python's start does not wait for it.
   const opening = early.opening;
   const versionChanged = () =>
     toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" });
@@ -91,7 +91,7 @@ function reveal() {
 }
 
 // The message box, unless the user has put the focus elsewhere meanwhile (the page takes typing
-// from its first moment: web/early.js).
+// from its first moment: web/boot/early.js).
 function focusComposer() {
   const active = document.activeElement;
   if (!active || active === document.body || active === $("#input")) ui.composer.focus();
@@ -100,26 +100,26 @@ function focusComposer() {
 // ---- before Python: the page draws from IndexedDB itself ----
 //
 // Python takes a while to start (seconds on a first visit). Meanwhile the page shows what it can
-// read itself: the sessions list (the records' metadata, web/idb.js) and the open session's last
+// read itself: the sessions list (the records' metadata, web/boot/idb.js) and the open session's last
 // messages (recentMessages), and the message box takes typing; a message sent meanwhile is shown
 // as queued and sent once Python is ready. The other controls wait for Python (web/ui/bridge.js).
-// web/early.js draws that first, before this module and its imports are loaded; here the app's
+// web/boot/early.js draws that first, before this module and its imports are loaded; here the app's
 // own views take it over, and its full rendering replaces the early one.
 
-const earlyQueue = early.queue; // texts sent before Python was ready, in order (web/early.js's too)
+const earlyQueue = early.queue; // texts sent before Python was ready, in order (web/boot/early.js's too)
 
 async function drawEarly(opening) {
   try {
     await drawFirstScreen(opening);
   } finally {
-    firstScreenDrawn(); // Python's start waits for it (web/boot.js)
+    firstScreenDrawn(); // Python's start waits for it (web/boot/boot.js)
   }
 }
 
 async function drawFirstScreen(opening) {
   await early.drawn;
   if (document.documentElement.dataset.state === "error") return;
-  // The page and the message box (drawn already by web/early.js, unless it could not); then what
+  // The page and the message box (drawn already by web/boot/early.js, unless it could not); then what
   // IndexedDB has.
   buildUi();
   reveal();
@@ -142,13 +142,13 @@ async function drawFirstScreen(opening) {
     }
   }
   if (app.pythonReady) return;
-  // The full rendering of what web/early.js showed (the same messages), or the preview itself.
+  // The full rendering of what web/boot/early.js showed (the same messages), or the preview itself.
   const id = hashSessionId();
   if (early.preview && early.preview.id === id) ui.chat.showPreview(id, early.preview.items);
   else await previewFromHash({ paint: false });
   if (app.pythonReady) return;
   if (document.documentElement.dataset.early !== "drawn") {
-    document.documentElement.dataset.early = "drawn"; // web/early.js could not draw it
+    document.documentElement.dataset.early = "drawn"; // web/boot/early.js could not draw it
     performance.mark("py-agent:early-drawn");
   }
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); // painted
@@ -200,7 +200,9 @@ function tabKeyStore() {
       JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
     set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
     remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
-    clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
+    clear: () => {
+      for (const k of names()) sessionStorage.removeItem(k);
+    },
   };
 }
 
@@ -227,7 +229,7 @@ function applyTheme(theme) {
 const ui = {};
 
 function buildUi() {
-  early.release(); // web/early.js's handlers stop: the views below handle the same elements
+  early.release(); // web/boot/early.js's handlers stop: the views below handle the same elements
   ui.chat = new ChatView({
     scroller: $("#scroller"),
     transcript: $("#transcript"),
@@ -266,7 +268,7 @@ function buildUi() {
     onDelete: (s) => deleteSession(s.id, s.title),
   };
   if (early.sessions) {
-    // The list web/early.js drew (and its search box's handlers), with the app's actions.
+    // The list web/boot/early.js drew (and its search box's handlers), with the app's actions.
     Object.assign(early.hooks, sessionActions);
     ui.sessions = early.sessions;
   } else ui.sessions = new SessionList({ root: $("#session-list"), search: $("#session-search"), ...sessionActions });
@@ -440,7 +442,7 @@ async function route() {
 }
 
 // A long session takes Python a while to load (every entry is read and checked): the page draws
-// the session's last messages from IndexedDB itself first (web/idb.js, recentMessages), and lets
+// the session's last messages from IndexedDB itself first (web/boot/idb.js, recentMessages), and lets
 // the browser paint them before Python starts, whose transcript then replaces them.
 const PREVIEW_MESSAGES = 80;
 

@@ -127,7 +127,7 @@ self.onmessage = async (first) => {
     pyodide.setStdout(writer("stdout"));
     pyodide.setStderr(writer("stderr"));
     pyodide.setStdin({ error: true });
-    if (init.network && lock.packages && lock.packages["pyodide-http"]) {
+    if (init.network && lock.packages?.["pyodide-http"]) {
       await pyodide.loadPackage(["pyodide-http"], { messageCallback: () => {}, errorCallback: () => {} });
       pyodide.runPython("import pyodide_http; pyodide_http.patch_all()");
     }
@@ -139,7 +139,7 @@ self.onmessage = async (first) => {
     };
     pyodide.runPython("del _pyagent_sync, _pyagent_run, _pyagent_collect");
   } catch (error) {
-    send({ type: "boot-error", message: String(error && error.message ? error.message : error) });
+    send({ type: "boot-error", message: String(error?.message ? error.message : error) });
     return;
   }
   if (!init.network) {

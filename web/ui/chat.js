@@ -644,7 +644,8 @@ export class ChatView {
       article.prepend(blocks);
     }
     const content = Array.isArray(m.content) ? m.content : [];
-    const cache = article._blocks ?? (article._blocks = []);
+    article._blocks ??= [];
+    const cache = article._blocks;
     let behind = false;
     content.forEach((block, i) => {
       let entry = cache[i];

@@ -199,7 +199,7 @@ export function scrollRegion(label) {
 
 // A long message (over LONG_CHARS characters or LONG_LINES lines) starts clipped to a few lines,
 // with "Show more" / "Show less" after it: in the transcript (web/ui/chat.js) and on the first
-// screen (web/early.js) alike.
+// screen (web/boot/early.js) alike.
 const LONG_CHARS = 1200;
 const LONG_LINES = 14;
 export function collapseIfLong(bubble, body, text) {

@@ -1,10 +1,10 @@
 // A classic script (not a module): it runs even when the host serves boot.js, or a module it
 // imports, with a type browsers refuse for module scripts, or not at all. boot.js then never runs
 // and cannot explain anything, so this names the file, what the host sent and the fix. It does
-// nothing once boot.js runs (boot.js reports every later fault itself, web/boot.js hostFault()).
+// nothing once boot.js runs (boot.js reports every later fault itself, web/boot/boot.js hostFault()).
 (function () {
   "use strict";
-  var script = document.querySelector('script[type="module"][src="boot.js"]');
+  var script = document.querySelector('script[type="module"][src="boot/boot.js"]');
   if (!script) return;
   var JS = /^(text|application)\/(x-)?(javascript|ecmascript)$/;
   function fault(file, response) {
@@ -45,7 +45,7 @@
   }
   script.addEventListener("error", function () {
     if (document.documentElement.dataset.state !== "loading") return;
-    var files = ["boot.js", "fastboot.js", "snapshot.js", "unpack.js"];
+    var files = ["boot/boot.js", "boot/fastboot.js", "boot/snapshot.js", "boot/unpack.js"];
     Promise.all(files.map(check)).then(function (found) {
       var messages = found.filter(Boolean);
       if (document.documentElement.dataset.state !== "loading") return;

@@ -1,4 +1,4 @@
-// A worker that web/boot.js starts once it has manifest.json: it reads, off the page's thread, the
+// A worker that web/boot/boot.js starts once it has manifest.json: it reads, off the page's thread, the
 // kept memory snapshot and site-packages.bin, and hands each to the page as soon as it is read,
 // its buffer transferred (not copied):
 // - "snapshot-record", then "snapshot-bytes": the kept memory snapshot of this version of the site
@@ -18,7 +18,7 @@ import { CACHE_PREFIX } from "./fastboot.js";
 import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
 import { fetchChecked, inflate } from "./unpack.js";
 
-const siteUrl = (path) => new URL(path, new URL("./", self.location.href)).href;
+const siteUrl = (path) => new URL(path, new URL("../", self.location.href)).href;
 const failed = (kind, error) => ({ kind, error: String(error?.message ?? error) });
 
 async function snapshot(manifest, version) {

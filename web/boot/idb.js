@@ -97,7 +97,7 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
 }
 
 /**
- * A connection opened without a version (web/early-start.js, as the page starts) as a Storage, if
+ * A connection opened without a version (web/boot/early-start.js, as the page starts) as a Storage, if
  * it is this schema's version with its stores; otherwise null, and the connection is closed (so
  * that openDatabase() can upgrade it).
  */
@@ -131,7 +131,9 @@ export class Storage {
     const finished = done(tx);
     try {
       const entries = tx.objectStore("entries");
-      lines.forEach((line, i) => entries.add({ sessionId, seq: firstSeq + i, line }));
+      lines.forEach((line, i) => {
+        entries.add({ sessionId, seq: firstSeq + i, line });
+      });
       tx.objectStore("sessions").put(record);
       if (clearDraft) tx.objectStore("drafts").delete(sessionId);
     } catch (error) {
@@ -183,7 +185,7 @@ export class Storage {
    * entries are read. Only what the page needs to draw the transcript before Python has loaded
    * the session: `{meta, items: [{entryId, message}], complete}` (`complete`: the branch's first
    * message is among them), or null (no such session, or a format this page does not read).
-   * `prefetched`: the session's record and its last entries as web/early-start.js read them
+   * `prefetched`: the session's record and its last entries as web/boot/early-start.js read them
    * (`{id, record, lower, entries}`: the entries from sequence number `lower` on); reading goes on
    * from there when they hold too few of the branch's messages.
    */
@@ -193,7 +195,7 @@ export class Storage {
     const CHUNK = count * 2 + 40;
     let meta = null;
     const found = [];
-    let next = undefined; // the id of the next entry up the branch (undefined: the newest entry)
+    let next; // the id of the next entry up the branch (undefined: the newest entry)
     let scanned = 0;
     const result = () => (meta ? { meta, items: found.reverse(), complete: next === null } : null);
     // The record's metadata, and where the last entries start (null: nothing this page can read).
@@ -266,7 +268,7 @@ export class Storage {
 
   /**
    * The sessions' metadata, newest first, as JSON. `prefetched`: the records of the "updated"
-   * index and the store's count as web/early-start.js read them (`{records, count}`).
+   * index and the store's count as web/boot/early-start.js read them (`{records, count}`).
    */
   async listSessions(prefetched = null) {
     let records;

@@ -1,4 +1,4 @@
-// Starts the first screen (web/early.js: drawn from IndexedDB before the app's modules and Python)
+// Starts the first screen (web/boot/early.js: drawn from IndexedDB before the app's modules and Python)
 // as soon as the page's head is read. A classic script, not a module script: the browser runs a
 // module script only when its scheduling of module scripts comes round, which can be well after
 // the module has arrived; a dynamic import runs it once it and its imports are here (which can
@@ -6,26 +6,26 @@
 performance.mark("py-agent:early-start");
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
 
-// Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/early.js
-// uses if it is the one web/idb.js expects (web/idb.js opens it again otherwise); when there is
-// none yet, creating it is left to web/idb.js (the upgrade is aborted here). Not on a first visit
+// Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/boot/early.js
+// uses if it is the one web/boot/idb.js expects (web/boot/idb.js opens it again otherwise); when there is
+// none yet, creating it is left to web/boot/idb.js (the upgrade is aborted here). Not on a first visit
 // (no service worker answers the page yet): there is nothing stored to read then, and a new
 // profile's storage is slow to start.
 //
 // And it reads what the first screen shows, in one transaction as soon as the database is open:
-// the sessions' records (as web/idb.js listSessions) and, for the session in the address
-// (#/s/<id>), its record and its last entries (where web/idb.js recentMessages starts). Modules
+// the sessions' records (as web/boot/idb.js listSessions) and, for the session in the address
+// (#/s/<id>), its record and its last entries (where web/boot/idb.js recentMessages starts). Modules
 // are evaluated late while the page loads (measured: often only once it is parsed, 100-250 ms
 // in), and IndexedDB takes a while to answer: this way its answer is usually there when
-// web/early.js runs. web/early.js uses these records only if the database is the version
-// web/idb.js expects; they are records as stored, read here without interpreting them.
+// web/boot/early.js runs. web/boot/early.js uses these records only if the database is the version
+// web/boot/idb.js expects; they are records as stored, read here without interpreting them.
 // (In a function: a classic script's names would be the page's globals.)
 (() => {
-  // The last entries read with the session's record: as many as web/idb.js recentMessages reads
+  // The last entries read with the session's record: as many as web/boot/idb.js recentMessages reads
   // first for the first screen's messages (it reads on from there when they are not enough).
   const EARLY_ENTRIES = 200;
 
-  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot.js once the first screen is drawn
+  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot/boot.js once the first screen is drawn
   // (parsed with the page's head, it held up the first screen's files); but at once when no service
   // worker has the site (a first visit): it then comes from the network, beside the runtime.
   if (!navigator.serviceWorker?.controller) {
@@ -105,7 +105,7 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
           }
         }
       } catch {
-        resolve(null); // another schema (web/idb.js upgrades it): web/early.js reads it itself
+        resolve(null); // another schema (web/boot/idb.js upgrades it): web/boot/early.js reads it itself
         return;
       }
       tx.oncomplete = () => {

@@ -1,8 +1,8 @@
-// The first screen, drawn before the app's own modules and long before Python: web/early-start.js
+// The first screen, drawn before the app's own modules and long before Python: web/boot/early-start.js
 // (a classic script in index.html's head) imports this module as the page starts; its imports are
 // few and small (IndexedDB, the session list, DOM helpers). It opens the app's IndexedDB at once
 // and, once the page is parsed, shows the app: the sessions list (the records' metadata), the open
-// session's last messages (web/idb.js, recentMessages) in a light rendering (text and a little
+// session's last messages (web/boot/idb.js, recentMessages) in a light rendering (text and a little
 // Markdown, built with DOM calls only) and a message box that takes typing. web/app.js takes over
 // what this drew once its modules are loaded (`early.release()`): its full renderer replaces the
 // light one, its composer handles the same text box (what was typed, the caret and the focus
@@ -10,7 +10,7 @@
 // ready.
 
 import { adoptDatabase, openDatabase } from "./idb.js";
-import { SessionList } from "./ui/sessions.js";
+import { SessionList } from "../ui/sessions.js";
 import {
   h,
   icon,
@@ -24,7 +24,7 @@ import {
   collapseIfLong,
   nameNode,
   nameText,
-} from "./ui/dom.js";
+} from "../ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
 const MAX_INPUT_HEIGHT = 240; // as web/ui/composer.js
@@ -42,7 +42,7 @@ function listen(target, type, handler) {
 }
 
 export const early = {
-  /** The app's IndexedDB (web/idb.js Storage), opened as this module runs. */
+  /** The app's IndexedDB (web/boot/idb.js Storage), opened as this module runs. */
   opening: null,
   /** Resolves once the first screen is drawn, or could not be (the app draws it then). */
   drawn: null,
@@ -67,7 +67,7 @@ const storageOptions = {
     early.onVersionChange?.();
   },
 };
-// The connection web/early-start.js opened as the page started, if it is this schema's, and the
+// The connection web/boot/early-start.js opened as the page started, if it is this schema's, and the
 // records it read with it for the first screen (only for that schema: null otherwise).
 const started = window.pyAgentEarlyDatabase ?? Promise.resolve(null);
 const startedRecords = window.pyAgentEarlyRecords ?? Promise.resolve(null);
@@ -107,7 +107,7 @@ async function read() {
   return { metas, preview };
 }
 
-// A first visit: no service worker answers this page yet (web/boot.js registers it once the app
+// A first visit: no service worker answers this page yet (web/boot/boot.js registers it once the app
 // is ready, and sessions are saved only after that), and it was not a reload (a forced one
 // bypasses the service worker). IndexedDB then has no session to show, and the first screen does
 // not wait for it: in a new browser profile, storage takes a while to answer its first request.
@@ -179,7 +179,7 @@ function hashSession() {
 function showApp() {
   $("boot-screen").hidden = true;
   $("app").hidden = false;
-  // A boot that fails shows its error on the boot screen (web/boot.js, web/boot-watchdog.js).
+  // A boot that fails shows its error on the boot screen (web/boot/boot.js, web/boot/boot-watchdog.js).
   const watch = new MutationObserver(() => {
     if (!failed()) return;
     watch.disconnect();
@@ -412,7 +412,7 @@ function copyButton(text, label) {
   return copy;
 }
 
-function block(b, message, results) {
+function block(b, _message, results) {
   if (b?.type === "text") {
     const el = h("div", { class: "md text-block" }, lightMarkdown(b.text ?? ""));
     el.hidden = !/\S/.test(b.text ?? "");

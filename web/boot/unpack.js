@@ -103,7 +103,7 @@ export function bundleFiles(raw) {
  * when the server answered), `dynlibs` a promise of [{path, module}] (module: a promise of the
  * compiled WebAssembly.Module, or of null), and compile() says the runtime's WebAssembly is
  * compiled (libraries are compiled after it, not to slow it down). `ahead`: a promise of what
- * web/read-ahead.js read of site-packages.bin ({raw, sha256} or {error}), or null.
+ * web/boot/read-ahead.js read of site-packages.bin ({raw, sha256} or {error}), or null.
  */
 export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null) {
   let compile;
@@ -118,7 +118,7 @@ export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null)
         mark(`${source.file} arrived`);
         return bundle ? readBundle(bytes) : unzip(bytes);
       });
-    // The bundle as web/read-ahead.js read it, if it did: else read here (meeting what went wrong).
+    // The bundle as web/boot/read-ahead.js read it, if it did: else read here (meeting what went wrong).
     const files =
       bundle && ahead
         ? ahead.then((read) => {

@@ -35,7 +35,7 @@ import {
   versionOf,
 } from "./fastboot.js";
 
-const SITE = new URL("./", import.meta.url);
+const SITE = new URL("../", import.meta.url);
 const STEPS = ["download", "compile", "install", "import"];
 const STEP_LABELS = {
   download: "Downloading the Python runtime",
@@ -595,7 +595,7 @@ function pythonRaised(cause) {
   return new BootError(`Python raised ${last}`, {
     cause,
     detail: cause.message,
-    hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
+    hint: `The runtime or a package may be damaged. ${incompleteSiteHint()}`,
   });
 }
 
@@ -673,12 +673,12 @@ function showError(error) {
 }
 
 // Python's start holds the page's thread for a while (instantiating the runtime, starting the
-// interpreter, importing): the page's first screen, which web/early.js (or else web/app.js) draws
+// interpreter, importing): the page's first screen, which web/boot/early.js (or else web/app.js) draws
 // from IndexedDB meanwhile, goes first. Python's start (Pyodide's loader, which then compiles and
 // instantiates the runtime) waits for it, at most FIRST_SCREEN_MS; the runtime's download goes on
 // meanwhile. Work moved beside the first screen (compiling earlier, reading the snapshot earlier)
 // took the first screen's time on two busy cores: see BENCHMARKS.md, "Time to ready". Once
-// web/early.js's drawing is painted, Python's start does not wait for web/app.js to draw the same
+// web/boot/early.js's drawing is painted, Python's start does not wait for web/app.js to draw the same
 // screen again with its own views: that runs while the runtime compiles and the snapshot is read.
 const FIRST_SCREEN_MS = 300;
 let firstScreenResolve;
@@ -691,7 +691,7 @@ export function firstScreenDrawn() {
   firstScreenResolve();
 }
 
-// Once web/early.js has drawn the first screen (<html data-early="drawn">) and it is painted.
+// Once web/boot/early.js has drawn the first screen (<html data-early="drawn">) and it is painted.
 const earlyScreenPainted = new Promise((resolve) => {
   const root = document.documentElement;
   const drawn = () => {
@@ -704,7 +704,7 @@ const earlyScreenPainted = new Promise((resolve) => {
   observer.observe(root, { attributes: true, attributeFilter: ["data-early"] });
 });
 
-// Settles once the first screen is painted (web/early.js's or web/app.js's), at most FIRST_SCREEN_MS from now.
+// Settles once the first screen is painted (web/boot/early.js's or web/app.js's), at most FIRST_SCREEN_MS from now.
 function firstScreenShown() {
   let timer;
   return Promise.race([
@@ -725,7 +725,7 @@ async function firstScreen() {
 // runs: it runs after the page is parsed, by when the first screen is mostly drawn), not with the
 // page's head. Parsed meanwhile, on the renderer's background threads, it held up the delivery of
 // the first screen's own files (Chromium traces: 110-320 ms of its parse before the first screen).
-// (On a first visit, web/early-start.js preloads it at once: it comes from the network then.)
+// (On a first visit, web/boot/early-start.js preloads it at once: it comes from the network then.)
 firstScreenShown().then(() => {
   const link = document.createElement("link");
   link.rel = "modulepreload";

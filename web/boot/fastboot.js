@@ -123,12 +123,12 @@ export function acceptAnyWasmType(scope = globalThis) {
     !response?.ok ||
     (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase() === "application/wasm";
   const { instantiateStreaming, compileStreaming } = wasm;
-  wasm.instantiateStreaming = async function (source, imports) {
+  wasm.instantiateStreaming = async (source, imports) => {
     const response = await source;
     if (typed(response)) return instantiateStreaming.call(wasm, response, imports);
     return wasm.instantiate(await response.arrayBuffer(), imports);
   };
-  wasm.compileStreaming = async function (source) {
+  wasm.compileStreaming = async (source) => {
     const response = await source;
     if (typed(response)) return compileStreaming.call(wasm, response);
     return wasm.compile(await response.arrayBuffer());
@@ -154,7 +154,7 @@ function snapshotsWanted() {
 /**
  * The memory snapshot kept for this version of the site (snapshot.js, findSnapshot): null when
  * there is none (or snapshots are off); {stale: reason} when it was of another build (deleted);
- * else {meta, bytes, read}, its bytes being read. `ahead`: web/read-ahead.js reading it (readAhead),
+ * else {meta, bytes, read}, its bytes being read. `ahead`: web/boot/read-ahead.js reading it (readAhead),
  * or null.
  */
 export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
@@ -182,7 +182,7 @@ export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
   return shipped;
 }
 
-// The kept snapshot as web/read-ahead.js found it (findSnapshot's result), or undefined when the
+// The kept snapshot as web/boot/read-ahead.js found it (findSnapshot's result), or undefined when the
 // worker did not read it (the page then reads it itself). Its bytes are copied into a buffer
 // given to Pyodide at once, which then does not wait for them before instantiating the runtime.
 async function keptAhead(ahead) {
@@ -209,7 +209,7 @@ export function readAhead(version, siteUrl, manifest) {
   if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) return null;
   let worker;
   try {
-    worker = new Worker(siteUrl("read-ahead.js"), { type: "module", name: "py-agent read-ahead" });
+    worker = new Worker(siteUrl("boot/read-ahead.js"), { type: "module", name: "py-agent read-ahead" });
   } catch {
     return null;
   }
@@ -278,7 +278,7 @@ export function makeSnapshot(version, siteUrl, manifest) {
   return new Promise((resolve) => {
     let worker;
     try {
-      worker = new Worker(siteUrl("snapshot-worker.js"), { type: "module", name: "py-agent snapshot" });
+      worker = new Worker(siteUrl("boot/snapshot-worker.js"), { type: "module", name: "py-agent snapshot" });
     } catch (error) {
       resolve(`failed: ${error.message ?? error}`);
       return;
