@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_a11y import axe_source as axe_source
+from test_a11y import axe_violations
 from test_composer_attachments import chips, drop_files, start, wait_ready, workspace_files
 from test_workspace_panel import listed, open_files, wait_for
 from web_app_helpers import App, open_app, wait_until
@@ -135,6 +137,7 @@ def test_a_hostile_name_is_shown_with_its_characters_visible_and_isolated_everyw
             {
                 "tool_calls": [
                     {"id": "r1", "name": "read", "arguments": {"path": stored}},
+                    {"id": "l1", "name": "ls", "arguments": {"path": "uploads"}},
                     {"id": "w1", "name": "write", "arguments": {"path": HOSTILE, "content": "x"}},
                 ]
             },
@@ -151,8 +154,13 @@ def test_a_hostile_name_is_shown_with_its_characters_visible_and_isolated_everyw
     assert write_card.locator(".tool-summary").inner_text() == VISIBLE
     assert page.evaluate(ISOLATED, "#transcript .tool-summary") == [
         ["auto", "isolate", f"uploads/{STORED_VISIBLE}"],
+        ["auto", "isolate", "uploads"],
         ["auto", "isolate", VISIBLE],
     ]
+    # What ls listed (the model's text) shows the characters too.
+    ls_card = page.locator("#transcript details.tool", has=page.locator(".tool-title", has_text="ls"))
+    ls_card.locator("summary").click()
+    assert STORED_VISIBLE in ls_card.locator(".tool-pre").last.inner_text()
     # The sent message's tile.
     tile = page.locator("#transcript .msg.user .att-tile").first
     assert tile.locator(".att-name").inner_text() == STORED_VISIBLE
@@ -208,7 +216,7 @@ DROP_ON_PANEL = """([files]) => {
 
 
 def test_names_a_disk_cannot_hold_are_kept_under_a_safe_name_or_refused_with_the_reason(
-    app: App, mock: MockProviderServer
+    app: App, mock: MockProviderServer, axe_source: str
 ) -> None:
     page = app.page
     start(app, mock, "mock vision", "Mock Vision")
@@ -233,6 +241,10 @@ def test_names_a_disk_cannot_hold_are_kept_under_a_safe_name_or_refused_with_the
     }
     body = json.dumps(mock.requests[-1]["body"])
     assert "uploads/absws-x.txt" in body and "uploads/dots-x.txt" in body
+    # The sent message's tiles: named by their visible text (axe: label-content-name-mismatch).
+    assert page.locator("#transcript .msg.user .att-tile").count() == 3
+    violations = axe_violations(page, axe_source)
+    assert violations == [], "\n".join(violations)
 
     # On the Files panel: the same names, the same rule; the summary and the report say it all.
     panel = open_files(app)
@@ -254,7 +266,7 @@ def test_names_a_disk_cannot_hold_are_kept_under_a_safe_name_or_refused_with_the
 
 
 def test_a_re_uploaded_folder_asks_replace_keep_both_or_skip_and_the_summary_counts(
-    app: App, mock: MockProviderServer, tmp_path: Path
+    app: App, mock: MockProviderServer, tmp_path: Path, axe_source: str
 ) -> None:
     page = app.page
     start(app, mock, "mock vision", "Mock Vision")
@@ -292,6 +304,8 @@ def test_a_re_uploaded_folder_asks_replace_keep_both_or_skip_and_the_summary_cou
 
     # Replace, by mouse.
     replaced = ask(4)
+    violations = axe_violations(page, axe_source)
+    assert violations == [], "\n".join(violations)
     dialog.get_by_role("button", name="Replace", exact=True).click()
     # Keep both, by keyboard (the dialog opens on Keep both).
     kept = ask(3)

@@ -8,7 +8,7 @@
 // Clicking a file name dispatches "py-agent:open-file" ({detail: {path}}) on document.
 // Paths are drawn as names (web/ui/dom.js nameNode): isolated, their hidden characters shown.
 
-import { nameNode, nameText, visibleName } from "../ui/dom.js";
+import { nameNode, nameText, visibleName, visibleText } from "../ui/dom.js";
 
 export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
 
@@ -183,8 +183,8 @@ export function renderToolParts({ name, args, status, result, partial }) {
   } else if (name === "edit" && Array.isArray(a.edits)) {
     for (const edit of a.edits) body.append(diffBlock(`-${edit?.oldText ?? ""}\n+${edit?.newText ?? ""}`));
   }
-  // ls and find list paths: their hidden characters are shown as in the Files panel.
-  const output = name === "ls" || name === "find" ? visibleName(resultText(shown)) : resultText(shown);
+  // Outputs list paths (ls, find, grep) and quote files: their hidden characters are shown.
+  const output = visibleText(resultText(shown));
   const quiet = name === "edit" && !isError; // its diff says it; write's result says what was written
   if ((output && !quiet) || running) {
     body.append(

@@ -17,6 +17,7 @@ import {
   nameNode,
   nameText,
   visibleName,
+  visibleText,
   escapeHiddenJson,
 } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
@@ -142,15 +143,14 @@ function attachmentTiles(files) {
         ),
       ];
       if (!file.path) return h("li", { class: "att-tile" }, ...body);
+      // Named by its visible text (the name, the size) with "Open … in Files" around it for a
+      // screen reader: an aria-label of the path would leave the size out of the name.
       const open = h(
         "button",
-        {
-          type: "button",
-          class: "att-tile",
-          title: `Open ${nameText(file.path)} in Files`,
-          "aria-label": `Open ${visibleName(file.path)} in Files`,
-        },
+        { type: "button", class: "att-tile", title: `Open ${nameText(file.path)} in Files` },
+        h("span", { class: "visually-hidden", text: "Open " }),
         ...body,
+        h("span", { class: "visually-hidden", text: " in Files" }),
       );
       open.addEventListener("click", () =>
         py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}),
@@ -911,7 +911,8 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion(state.status === "error" ? "Error" : "Result"),
-            text: resultText(state.result) || "(no output)",
+            // What the model got, its hidden characters shown (a listed path cannot reorder the rest).
+            text: visibleText(resultText(state.result)) || "(no output)",
           }),
         ),
       );
@@ -924,7 +925,7 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion("Progress"),
-            text: resultText(state.partial) || jsonText(state.partial),
+            text: visibleText(resultText(state.partial)) || jsonText(state.partial),
           }),
         ),
       );

@@ -242,6 +242,12 @@ export function visibleName(name) {
   return String(name ?? "").replace(HIDDEN_CHARS, charCode);
 }
 
+/** Text (a tool's output, which lists paths) with its hidden characters as codes, its line breaks
+ * and tabs kept. */
+export function visibleText(text) {
+  return String(text ?? "").replace(HIDDEN_CHARS, (char) => ("\n\r\t".includes(char) ? char : charCode(char)));
+}
+
 /** JSON text with its hidden characters as \uXXXX escapes (the same JSON; its line breaks kept). */
 export function escapeHiddenJson(json) {
   return String(json).replace(HIDDEN_CHARS, (char) =>
