@@ -90,7 +90,7 @@ import py_agent, pydantic, py_agent.browser.main  # noqa: E401, F401
 # the snapshot's worker does too (web/boot/fastboot.js, WARM_CODE).
 try:
     from py_agent.app.plugins import default_plugins
-    from py_agent.app.plugin import load_plugins
+    from py_agent.app.plugin_contract import load_plugins
     from py_agent.ai import models
     load_plugins(default_plugins())  # builds each plugin: imports its modules
     models._load()

@@ -20,6 +20,9 @@ import { panel as getPanel } from "./ui/extensions.js";
 import "./plugins.js";
 import "./ui/reliability.js"; // retry notices, keys and sessions kept in step across tabs
 
+// The layout's phone breakpoint (web/chat.css): panels and the sessions list cover the chat there.
+const PHONE = matchMedia("(max-width: 760px)");
+
 const app = {
   init: null,
   versions: null,
@@ -278,7 +281,14 @@ function buildUi() {
     run(() => py("set_thinking", { level: event.target.value })),
   );
   $("#new-chat").addEventListener("click", newChat);
-  $("#open-settings").addEventListener("click", () => openSettings({ app }));
+  $("#open-settings").addEventListener("click", async () => {
+    await openSettings({ app });
+    // Opened from the sessions drawer on a phone: closing Settings returns to the chat.
+    if (PHONE.matches) {
+      closeSidebar();
+      ui.composer.focus();
+    }
+  });
   $("#rename-session").addEventListener(
     "click",
     () => app.state?.persisted && renameSession(app.currentId, app.state.name ?? app.state.title),
@@ -286,7 +296,7 @@ function buildUi() {
   $("#open-sidebar").addEventListener("click", toggleSidebar);
   $("#close-sidebar").addEventListener("click", closeSidebar);
   $("#scrim").addEventListener("click", closeSidebar);
-  matchMedia("(min-width: 761px)").addEventListener("change", (event) => event.matches && closeSidebar()); // no drawer there
+  PHONE.addEventListener("change", (event) => !event.matches && closeSidebar()); // no drawer on wider screens
   $("#import-session").addEventListener("click", () => $("#import-file").click());
   $("#import-file").addEventListener("change", importFile);
   $("#side-panel-close").addEventListener("click", () => closePanel());
@@ -794,13 +804,26 @@ function onPanel(p) {
     mounted = { container, definition };
     mountedPanels.set(p.panel, mounted);
   }
-  if (p.action === "open") {
-    for (const [id, m] of mountedPanels) m.container.hidden = id !== p.panel;
-    $("#side-panel-title").textContent = definition.title ?? p.panel;
-    $("#side-panel").hidden = false;
-    document.body.classList.add("panel-open");
-    definition.onOpen?.();
-  } else if (p.action === "message") definition.onMessage?.(p.data);
+  if (p.action === "suggest") {
+    // Offered, not asked for (a file a tool wrote): beside the chat where there is room; on a phone
+    // the panel would cover the conversation, so a notice offers it instead.
+    if (!PHONE.matches) showPanel(p.panel, definition);
+    else if ($("#side-panel").hidden)
+      toast(`${p.what ? `${p.what} is ready` : "Files changed"} in Files.`, "info", {
+        id: `suggest-${p.panel}`,
+        timeout: 15000,
+        action: { label: "Show", run: () => showPanel(p.panel, definition) },
+      });
+  } else if (p.action === "open") showPanel(p.panel, definition);
+  else if (p.action === "message") definition.onMessage?.(p.data);
+}
+
+function showPanel(panelId, definition) {
+  for (const [id, m] of mountedPanels) m.container.hidden = id !== panelId;
+  $("#side-panel-title").textContent = definition.title ?? panelId;
+  $("#side-panel").hidden = false;
+  document.body.classList.add("panel-open");
+  definition.onOpen?.();
 }
 
 function closePanel() {
@@ -868,12 +891,25 @@ function buildWelcome() {
 
 async function renderProviderCards() {
   const list = $("#provider-cards");
-  const cards = app.init.providers.filter((p) => !p.custom || p.model);
+  const cards = app.init.providers;
   const current = app.state?.model;
   list.replaceChildren(
     ...cards.map((p) => {
       const active = current && current.provider === p.provider;
-      const status = p.provider === "demo" ? "Offline · no key" : p.hasKey ? "Key saved" : "Needs a key";
+      const status =
+        p.provider === "demo"
+          ? "Offline · no key"
+          : p.hasKey
+            ? "Key saved"
+            : p.requiresKey === false
+              ? "No key needed"
+              : "Needs a key";
+      // A custom provider: how many models it has and whether it runs on this computer.
+      const detail = p.custom
+        ? [p.modelCount === 1 ? "1 model" : `${p.modelCount || "No"} models`, p.local ? "local" : ""]
+            .filter(Boolean)
+            .join(" · ")
+        : p.modelName;
       const button = h(
         "button",
         {
@@ -883,10 +919,12 @@ async function renderProviderCards() {
           dataset: { provider: p.provider },
         },
         h("span", { class: "pc-name", text: p.provider === "demo" ? "Demo" : p.label }),
-        h("span", { class: "pc-model", text: p.modelName }),
+        h("span", { class: "pc-model", text: detail }),
         h("span", { class: `pc-status ${p.hasKey || p.provider === "demo" ? "ok" : ""}`, text: status }),
       );
       button.addEventListener("click", async () => {
+        // A custom provider whose models are not known yet is set up (or discovered) in Settings.
+        if (!p.model) return openSettings({ app, tab: "providers" });
         await run(() => py("set_model", { provider: p.provider, id: p.model }));
         renderProviderCards();
         ui.composer.focus();
@@ -916,10 +954,17 @@ function updateWelcome(refreshCards = false) {
   const welcome = $("#welcome");
   const showWelcome = empty && !(app.state?.persisted ?? false);
   welcome.hidden = !showWelcome;
-  if (!showWelcome) return;
+  if (!showWelcome) {
+    // The catalogue changed while a session was on screen: the cards are right when the welcome returns.
+    if (refreshCards)
+      py("key_status").then((s) => {
+        app.init.providers = s.providers;
+      });
+    return;
+  }
   const firstRun = app.init.firstRun;
   welcome.classList.toggle("compact", !firstRun);
-  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "What shall we do?";
+  // The same heading on every visit; a first visit also gets the introduction below it.
   $("#welcome-lede").hidden = !firstRun;
   $("#welcome-note").hidden = !firstRun;
   $("#welcome-sub").textContent = firstRun ? "Pick a provider to start" : "Provider";

@@ -31,7 +31,7 @@ from pydantic.alias_generators import to_camel
 from ..ai.types import ImageContent, Model, TextContent, UserMessage, now_ms
 from ..tools.workspace import Workspace, WorkspaceError, safe_path, unique_path
 from .commands import command
-from .plugin import Plugin
+from .plugin_contract import Plugin
 from .workspace_store import open_workspace
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from .catalog import provider_info
 from .errors import classify_error, describe_error
 from .keys import KeyRing
 from .network import provider_transport, unreachable_advice
-from .plugin import LoadedPlugins, ToolHost
+from .plugin_contract import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
 from .stream_delta import StreamView
@@ -171,6 +171,9 @@ class ChatSession:
                 "panel", {"sessionId": self.id, "panel": panel, "action": "message", "data": data}
             ),
             open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
+            suggest_panel=lambda panel, what: self._emit(
+                "panel", {"sessionId": self.id, "panel": panel, "action": "suggest", "what": what}
+            ),
             extras={
                 "get_tools": lambda: list(self.agent.state.tools),
                 "stream_fn": self._stream,

@@ -38,20 +38,20 @@ from ..ai.custom import (
     register_custom_provider,
     unregister_custom_provider,
 )
-from ..ai.models import get_builtin_providers, get_model, model_requires_api_key
+from ..ai.models import get_builtin_providers, get_model, get_models, model_requires_api_key
 from ..ai.registry import complete_simple
 from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
 from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
-from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
+from .catalog import PROVIDER_INFO, default_model_for, is_local_provider, model_summary, provider_info, search_models
 from .chat import ChatSession, estimate_tokens
 from .commands import CommandError, CommandTable, method_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import clean_text, friendly_error
 from .keys import KeyRing, TabKeyStore
 from .network import check_base_url, discovery_problem, set_page_origin, uses_proxy
-from .plugin import Plugin, load_plugins
+from .plugin_contract import Plugin, load_plugins
 from .plugins import default_plugins
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
@@ -235,6 +235,9 @@ class WebApp:
                 }
             )
         for custom in get_custom_providers():
+            # The welcome screen lists it beside the built-in ones: its models (once discovered or
+            # configured) and whether it runs on this computer.
+            models = get_models(custom.name)
             cards.append(
                 {
                     "provider": custom.name,
@@ -244,6 +247,10 @@ class WebApp:
                     "requiresKey": custom.needs_api_key,
                     "custom": True,
                     "kind": custom.kind,
+                    "local": is_local_provider(custom),
+                    "modelCount": len(models),
+                    "model": models[0].id if models else None,
+                    "modelName": (models[0].name or models[0].id) if models else "",
                 }
             )
         return cards
@@ -706,6 +713,10 @@ class WebApp:
                     "hasKey": self.keys.has(p.name),
                     "models": [m.id for m in _registered_models(p.name)],
                     "manualModels": [spec.id for spec in p.models],
+                    # What the form shows of each model (takes images, context window...), and the
+                    # user's own descriptions of them, which win over what the server says.
+                    "modelDetails": [_model_details(m) for m in _registered_models(p.name)],
+                    "modelSpecs": [spec.model_dump(mode="json", exclude_unset=True) for spec in p.models],
                 }
                 for p in get_custom_providers()
             ],
@@ -755,7 +766,7 @@ class WebApp:
         except DiscoveryError as error:
             text = discovery_problem(error, custom)
             return {"ok": False, "problem": self.keys.redact(text.replace(key, "[redacted key]") if key else text)}
-        return {"ok": True, "models": [m.id for m in models]}
+        return {"ok": True, "models": [m.id for m in models], "modelDetails": [_model_details(m) for m in models]}
 
     def _discovery_transport(self, custom: CustomProvider) -> ProxyTransport | None:
         proxy = self._proxy_url()
@@ -778,8 +789,12 @@ class WebApp:
                 discovered = await discover_models(
                     custom.model_copy(update={"api_key": probe_key}), self._discovery_transport(custom)
                 )
+                # A model the user described wins over the server's word for the fields they set.
+                specs = {spec.id: spec for spec in custom.models}
                 found = {m.id for m in discovered}
-                models = discovered + [m for m in models if m.id not in found]
+                models = [custom.model_from_spec(specs[m.id], m) if m.id in specs else m for m in discovered] + [
+                    m for m in models if m.id not in found
+                ]
             except DiscoveryError as error:
                 text = discovery_problem(error, custom)
                 problem = self.keys.redact(text.replace(key, "[redacted key]") if key else text)
@@ -879,6 +894,17 @@ def _kind_label(provider: CustomProvider) -> str:
         "anthropic-messages": "Anthropic-compatible API",
         "openai-responses": "OpenAI Responses-compatible API",
     }.get(provider.api, "OpenAI-compatible API")
+
+
+def _model_details(model: Model) -> dict[str, Any]:
+    """A custom provider's model as its form describes it."""
+    return {
+        "id": model.id,
+        "vision": "image" in model.input,
+        "reasoning": model.reasoning,
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens,
+    }
 
 
 def _registered_models(provider: str) -> list[Model]:

@@ -18,7 +18,6 @@ from ._ids import iso_from_ms, new_entry_id, now_iso, parse_iso_ms, uuidv7
 from ._json import JsonError
 from ._json import parse as json_parse
 from ._json import stringify as json_stringify
-from .attachments import attachment_entries, detach_attachments, export_with_attachments
 from .entries import (
     CURRENT_SESSION_VERSION,
     KNOWN_ENTRY_TYPES,
@@ -38,6 +37,7 @@ from .entries import (
     entry_from_json,
     header_from_json,
 )
+from .export_attachments import attachment_entries, detach_attachments, export_with_attachments
 from .jsonl import (
     REDACTED,
     Redactor,
@@ -63,6 +63,7 @@ from .messages import (
     message_text,
     message_to_json,
     to_json_value,
+    typed_text,
 )
 from .metadata import (
     METADATA_FORMAT,
@@ -154,6 +155,7 @@ __all__ = [
     "parse_iso_ms",
     "secret_redactor",
     "to_json_value",
+    "typed_text",
     "update_metadata",
     "uuidv7",
 ]

@@ -32,7 +32,8 @@ Every request is recorded (method, path, lower-cased headers, JSON body) togethe
 the client closed the connection before the reply was complete (``closed_early``). Control
 endpoints (always CORS-enabled) let a browser page drive it: ``POST /__mock__/script`` (a list of
 replies, or ``{"replies": [...], "cors": bool}``), ``POST /__mock__/append``, ``POST
-/__mock__/reset``, ``GET /__mock__/requests``. CORS preflights are answered (or refused when
+/__mock__/reset``, ``GET /__mock__/requests``
+(``list_models`` gives it a model list to discover). CORS preflights are answered (or refused when
 ``cors`` is false, to test the browser's error path).
 
 From pytest::
@@ -543,6 +544,9 @@ class _State:
         self.requests: list[dict[str, Any]] = []
         self.closed = threading.Condition(self.lock)
         self.stall_seconds = 60.0
+        # Models the server lists (GET /v1/models, and LM Studio's /api/v0/models with the same
+        # records); None: those routes answer 404, as a server that lists none.
+        self.models: list[dict[str, Any]] | None = None
 
     def next_reply(self) -> dict[str, Any]:
         with self.lock:
@@ -628,6 +632,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, list(state.requests))
         elif self.path.startswith("/__mock__/health"):
             self._json(200, {"ok": True})
+        elif state.models is not None and self.path.split("?", 1)[0] in ("/v1/models", "/api/v0/models"):
+            self._json(200, {"object": "list", "data": list(state.models)})
         else:
             self._json(404, {"error": "not found"})
 
@@ -867,6 +873,13 @@ class MockProviderServer:
     def append(self, *replies: Mapping[str, Any]) -> None:
         with self._server.state.lock:
             self._server.state.replies.extend(dict(r) for r in replies)
+
+    def list_models(self, models: Sequence[Mapping[str, Any]] | None) -> None:
+        """Models the server lists at ``GET /v1/models`` and ``GET /api/v0/models`` (records as
+        LM Studio's REST API gives them: ``id``, ``type`` "llm"/"vlm", ``max_context_length``...);
+        ``None``: no list (404)."""
+        with self._server.state.lock:
+            self._server.state.models = None if models is None else [dict(m) for m in models]
 
     def reset(self) -> None:
         with self._server.state.lock:

@@ -388,3 +388,41 @@ async def test_custom_provider_requests_can_go_through_a_cors_proxy(monkeypatch:
         assert server.requests == []  # nothing went to the server directly
         error = app.chat.transcript()[-1]["message"]["errorMessage"]
         assert "Connection error" in error or "proxy.invalid" in error
+
+
+async def test_custom_models_are_described_from_discovery_and_the_users_description_wins() -> None:
+    with MockProviderServer() as server:
+        server.list_models(
+            [
+                {"id": "qwen2-vl-7b", "object": "model", "type": "vlm", "max_context_length": 32768},
+                {"id": "llama-3.1-8b", "object": "model", "type": "llm", "max_context_length": 131072},
+            ]
+        )
+        app, _ = await make_app()
+        provider = {"name": "Desk", "kind": "lmstudio", "baseUrl": server.url}
+        found = await call(app, "discover", provider=provider)
+        assert found["ok"] is True, found
+        details = {d["id"]: d for d in found["modelDetails"]}
+        assert set(details) == {"qwen2-vl-7b", "llama-3.1-8b"}, found
+        assert details["qwen2-vl-7b"]["vision"] is True and details["qwen2-vl-7b"]["contextWindow"] == 32768
+        assert details["llama-3.1-8b"]["vision"] is False
+
+        # The user says the llama model reasons and has a 65,536-token window; a typed id is added.
+        spec = {"id": "llama-3.1-8b", "input": ["text"], "reasoning": True, "contextWindow": 65536, "maxTokens": 8192}
+        saved = await call(
+            app, "save_custom_provider", provider={**provider, "models": [spec, "extra-model"]}, discover=True
+        )
+        assert saved["ok"] is True and saved["models"] == ["qwen2-vl-7b", "llama-3.1-8b", "extra-model"]
+        listed = next(p for p in (await call(app, "custom_providers"))["providers"] if p["name"] == "Desk")
+        described = {d["id"]: d for d in listed["modelDetails"]}
+        assert described["llama-3.1-8b"] == {
+            "id": "llama-3.1-8b",
+            "vision": False,
+            "reasoning": True,
+            "contextWindow": 65536,
+            "maxTokens": 8192,
+        }
+        assert described["qwen2-vl-7b"]["vision"] is True  # the server's word where the user said nothing
+        assert listed["modelSpecs"][0] == spec and listed["modelSpecs"][1] == {"id": "extra-model"}
+        picked = (await call(app, "search_models", query="llama-3.1-8b"))["models"][0]
+        assert picked["reasoning"] is True and picked["contextWindow"] == 65536

@@ -121,9 +121,14 @@ def open_app(
     viewport: dict[str, int] | None = None,
     query: str = "?demo-tps=0",
     timezone_id: str | None = None,
+    **context_options: Any,
 ) -> App:
+    """``context_options`` go to Playwright's new_context (e.g. ``is_mobile``, ``has_touch``)."""
     context = browser.new_context(
-        viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True, timezone_id=timezone_id
+        viewport=viewport or {"width": 1280, "height": 860},
+        accept_downloads=True,
+        timezone_id=timezone_id,
+        **context_options,
     )
     page = context.new_page()
     app = App(page, base)

@@ -9,6 +9,7 @@
 //            | { id, ok: false, error }
 
 import { base64Ascii, decodeText } from "./codec.js";
+import { pageText } from "./pdf-text.js";
 
 const libs = {};
 
@@ -68,14 +69,7 @@ async function extractPdf(bytes, name, maxPages) {
   for (let n = 1; n <= count; n++) {
     const page = await doc.getPage(n);
     const content = await page.getTextContent();
-    let text = "";
-    for (const item of content.items) {
-      if (typeof item.str !== "string") continue;
-      text += item.str;
-      if (item.hasEOL) text += "\n";
-      else if (item.str && !item.str.endsWith(" ")) text += " ";
-    }
-    text = text.replace(/[ \t]+\n/g, "\n").trim();
+    const text = pageText(content.items);
     chars += text.length;
     pages.push(`<page number="${n}">\n${text}\n</page>`);
     page.cleanup();

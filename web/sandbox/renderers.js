@@ -130,6 +130,15 @@ function pathNode(path, missing) {
   return path === undefined || path === null || path === "" ? missing : nameNode(String(path));
 }
 
+// A code run without a title is summed up by its first line of code (the card's state word says
+// whether it runs or ran).
+function firstCodeLine(code) {
+  const line = String(code ?? "")
+    .split("\n")
+    .find((l) => l.trim() && !l.trim().startsWith("#") && !l.trim().startsWith("//"));
+  return line ? line.trim() : "";
+}
+
 function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
@@ -153,9 +162,9 @@ function summaryOf(toolName, a) {
     case "find":
       return ["find", line(`${visibleName(a.pattern ?? "")} in `, pathNode(a.path, "."))];
     case "javascript":
-      return ["JavaScript", a.title || "Running JavaScript"];
+      return ["JavaScript", a.title || firstCodeLine(a.code)];
     case "python":
-      return ["Python", a.title || "Running Python"];
+      return ["Python", a.title || firstCodeLine(a.code)];
     default:
       return [toolName, ""];
   }

@@ -169,6 +169,25 @@ function resultText(result) {
     .join("\n");
 }
 
+// A tool call's state as its card says it, in visible text (and so in its accessible name).
+const TOOL_STATE_WORDS = {
+  streaming: "preparing",
+  running: "running",
+  done: "done",
+  error: "failed",
+  interrupted: "stopped",
+};
+const PREVIEW_LINES = 2;
+const PREVIEW_CHARS = 240;
+
+function previewLines(text) {
+  const lines = text.split("\n").filter((line) => line.trim());
+  let shown = lines.slice(0, PREVIEW_LINES).join("\n");
+  if (shown.length > PREVIEW_CHARS) shown = `${shown.slice(0, PREVIEW_CHARS - 1)}…`;
+  else if (lines.length > PREVIEW_LINES) shown += " …";
+  return shown;
+}
+
 function jsonText(value) {
   try {
     // A tool's arguments often hold paths: their hidden characters are shown, escaped.
@@ -757,7 +776,8 @@ export class ChatView {
           icon("tool", "icon tool-icon"),
           h("span", { class: "tool-title" }),
           h("span", { class: "tool-summary" }),
-          h("span", { class: "visually-hidden tool-state" }),
+          h("span", { class: "tool-state" }),
+          h("span", { class: "tool-preview" }),
         ),
         h("div", { class: "tool-body" }),
       );
@@ -878,14 +898,10 @@ export class ChatView {
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
     // A renderer's summary may be nodes (paths drawn as names: web/sandbox/renderers.js).
     card.querySelector(".tool-summary").replaceChildren(custom?.summary ?? shortArgs(call.args));
-    const words = {
-      streaming: "preparing",
-      running: "running",
-      done: "done",
-      error: "failed",
-      interrupted: "not finished",
-    };
-    card.querySelector(".tool-state").textContent = `(${words[state.status]})`;
+    card.querySelector(".tool-state").textContent = TOOL_STATE_WORDS[state.status];
+    // The first lines of what it gave, readable without opening the card (opening shows it all).
+    const output = state.status === "done" || state.status === "error" ? resultText(state.result).trim() : "";
+    card.querySelector(".tool-preview").textContent = output ? previewLines(visibleText(output)) : "";
     const body = card.querySelector(".tool-body");
     const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
     if (card._sig === sig && !custom?.body) return;
