@@ -22,13 +22,14 @@ import pytest
 from test_a11y import axe_source as axe_source
 from test_a11y import axe_violations
 from test_composer_attachments import chips, drop_files, start, wait_ready, workspace_files
+from test_composer_attachments import mock as mock
 from test_workspace_panel import listed, open_files, wait_for
 from web_app_helpers import App, open_app, wait_until
 
 from py_agent.testing.mock_server import MockProviderServer
 
 RLO, RLM, ZWJ, ESC = "\u202e", "\u200f", "\u200d", "\x1b"
-# Shown as "report.exe.txt"-ish garbage without the fix: the override reverses what follows.
+# Drawn raw, the override (U+202E) would reverse what follows it: "report" + "txt.exe" read backwards.
 HOSTILE = f"report{RLO}txt.exe{RLM}{ZWJ}{ESC}[31m.txt"
 VISIBLE = "report⟨U+202E⟩txt.exe⟨U+200F⟩⟨U+200D⟩⟨U+001B⟩[31m.txt"
 # Kept in the workspace with the escape (a control character) as "_": safe_path.
@@ -87,12 +88,6 @@ def reads_in_order(app: App, selector: str, text: str) -> bool:
     result = app.page.evaluate(IN_ORDER, [selector, text])
     assert result is not None, f"{text!r} not in {selector}"
     return bool(result)
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
