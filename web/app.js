@@ -5,7 +5,7 @@
 import { early } from "./boot/early.js";
 import { ready, firstScreenDrawn } from "./boot/boot.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
-import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
+import { $, h, icon, formatTokens, formatCost, announce, friendlyError, nameNode, nameText } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
 import { Composer } from "./ui/composer.js";
 import { SessionList } from "./ui/sessions.js";
@@ -390,8 +390,8 @@ function onSessionState(state) {
   app.state = state;
   app.currentId = state.sessionId;
   const title = state.persisted ? state.title || "Untitled" : "New chat";
-  $("#session-title").textContent = title;
-  document.title = state.persisted ? `${title} · py-agent` : "py-agent";
+  $("#session-title").replaceChildren(state.persisted ? nameNode(title) : title);
+  document.title = state.persisted ? `${nameText(title)} · py-agent` : "py-agent";
   $("#rename-session").hidden = !state.persisted;
   $("#session-menu-btn").disabled = !state.persisted;
   const u = state.usage;
@@ -756,7 +756,11 @@ async function chooseModel() {
 // ---- sessions ----
 
 async function renameSession(id, current) {
-  const name = await promptDialog("", { title: "Rename session", value: current ?? "", label: "Session name" });
+  const name = await promptDialog(current ? ["Now: ", nameNode(current)] : "", {
+    title: "Rename session",
+    value: current ?? "",
+    label: "Session name",
+  });
   if (name === null) return;
   await run(() => py("rename_session", { id, name }));
   ui.sessions.refresh();
@@ -764,7 +768,11 @@ async function renameSession(id, current) {
 
 async function deleteSession(id, title) {
   const ok = await confirmDialog(
-    `“${title || "Untitled"}” and all its messages are deleted from this browser. Export it first if you want to keep a copy.`,
+    [
+      "“",
+      nameNode(title || "Untitled"),
+      "” and all its messages are deleted from this browser. Export it first if you want to keep a copy.",
+    ],
     {
       title: "Delete session?",
       confirmLabel: "Delete",
@@ -793,7 +801,7 @@ async function exportSession(id) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
-  toast(`Exported “${result.filename}” (pi's session format: open it with pi's CLI).`, "info");
+  toast(["Exported “", nameNode(result.filename), "” (pi's session format: open it with pi's CLI)."], "info");
 }
 
 async function importFile(event) {
@@ -814,7 +822,7 @@ async function importFile(event) {
   for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
   if (result.warnings.length > 3)
     toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
-  toast(`Imported “${result.title || "Untitled"}”.`, "info");
+  toast(["Imported “", nameNode(result.title || "Untitled"), "”."], "info");
   location.hash = `#/s/${encodeURIComponent(result.sessionId)}`; // its route shows the open, then ends the switch
 }
 

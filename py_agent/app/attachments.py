@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..ai.types import ImageContent, Model, TextContent, UserMessage, now_ms
-from ..tools.workspace import Workspace, WorkspaceError
+from ..tools.workspace import Workspace, WorkspaceError, safe_path, unique_path
+from .commands import command
 from .plugin_contract import Plugin
 from .workspace_store import open_workspace
 
@@ -54,6 +55,8 @@ __all__ = [
     "image_bytes",
     "parse_attachments",
     "send_with_attachments",
+    "upload_names",
+    "upload_path",
     "vision_warning",
 ]
 
@@ -148,22 +151,14 @@ def _mb(size: int) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def _safe_name(name: str) -> str:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
-    cleaned = "".join("_" if c in '<>:"|?*' or ord(c) < 32 else c for c in base).strip(". ")
-    return (cleaned or "file")[:200]
-
-
-def _unique_path(workspace: Workspace, name: str, taken: set[str]) -> str:
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:
-        stem, ext = name, ""
-    candidate = f"{UPLOADS}/{name}"
-    n = 2
-    while workspace.exists(candidate) or candidate in taken:
-        candidate = f"{UPLOADS}/{stem} ({n}){'.' + ext if ext else ''}"
-        n += 1
-    return candidate
+def upload_path(name: str) -> str:
+    """Where an attachment named ``name`` is kept: ``uploads/`` and the last segment of its safe
+    workspace name (:func:`~py_agent.tools.workspace.safe_path`). Raises :class:`AttachmentError`
+    naming the file when nothing of the name can be kept."""
+    try:
+        return f"{UPLOADS}/{safe_path(name).rsplit('/', 1)[-1]}"
+    except WorkspaceError as error:
+        raise AttachmentError(str(error), name) from error
 
 
 def image_bytes(messages: Iterable[Any]) -> int:
@@ -255,7 +250,7 @@ async def build_user_message(
     taken: set[str] = set()
     plan: list[tuple[Attachment, str, bytes | None]] = []
     for a in attachments:
-        path = _unique_path(workspace, _safe_name(a.name), taken)
+        path = unique_path(upload_path(a.name), lambda p: workspace.exists(p) or p in taken)
         taken.add(path)
         if a.truncated and a.full_text is not None:
             taken.add(f"{path}.txt")
@@ -365,7 +360,19 @@ async def send_with_attachments(
     return None
 
 
+def upload_names(names: list[Any]) -> list[dict[str, str]]:
+    """The ``upload_names`` command: where each attachment name would be kept (``{"name", "path"}``,
+    before a ``(2)`` for a taken name) or why it cannot be (``{"name", "error"}``), for the chips."""
+    answers: list[dict[str, str]] = []
+    for name in names:
+        try:
+            answers.append({"name": str(name), "path": upload_path(str(name))})
+        except AttachmentError as error:
+            answers.append({"name": str(name), "error": str(error)})
+    return answers
+
+
 def attachments_plugin() -> Plugin:
-    """Declares the settings the attachments own (their limits); the send path is the app's
-    ``send`` command (:meth:`py_agent.app.controller.WebApp.cmd_send`)."""
-    return Plugin(name="attachments", settings=tuple(LIMIT_SETTINGS))
+    """Declares the settings the attachments own (their limits) and the chips' ``upload_names``; the
+    send path is the app's ``send`` command (:meth:`py_agent.app.controller.WebApp.cmd_send`)."""
+    return Plugin(name="attachments", settings=tuple(LIMIT_SETTINGS), commands=(command("upload_names", upload_names),))

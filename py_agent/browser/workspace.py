@@ -26,7 +26,7 @@ from ..app.workspace_store import (
     workspace_zip,
 )
 from ..core.types import AgentTool
-from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceError, WorkspaceFile
+from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceError, WorkspaceFile, safe_path, unique_path
 from .grep import make_browser_grep_searcher
 from .sandbox import SettingsSource, ffi, load_sandbox_api, make_javascript_tool, make_python_tool
 
@@ -146,6 +146,19 @@ class PreviewSource:
             return self.workspace.exists(path)
         except WorkspaceError:
             return False
+
+    def target(self, name: str) -> str:
+        """Where an upload named ``name`` goes (:func:`~py_agent.tools.workspace.safe_path`):
+        ``{"path", "taken"}``, or ``{"error"}`` naming it when nothing of the name can be kept."""
+        try:
+            path = safe_path(name)
+        except WorkspaceError as error:
+            return _outcome(error=error)
+        return json.dumps({"path": path, "taken": self.workspace.exists(path)})
+
+    def free_path(self, path: str) -> str:
+        """``path``, or ``name (2).ext``... when taken: "keep both" of a re-upload."""
+        return unique_path(path, self.workspace.exists)
 
     async def add(self, path: str, data: Any) -> str:
         try:

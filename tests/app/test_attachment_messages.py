@@ -293,3 +293,34 @@ async def test_editing_a_message_keeps_its_attachments() -> None:
         assert edited["content"][1:] == original["content"][1:]
         assert edited["attachments"] == original["attachments"]
         assert "Revenue by region" in json.dumps(server.requests[-1]["body"])
+
+
+async def test_hostile_names_are_kept_under_their_safe_name_or_refused_naming_the_file() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app = await make_app(backend)
+        await with_model(app, server, vision=True)
+        long = "n" * 1200 + ".txt"
+        names = ["/workspace/../tmp/absws-x.txt", "....//....//dots-x.txt", long, "esc\x1b[31m.txt", "...."]
+        # What the chips show before sending: the name each file will have, or why it cannot be kept.
+        answers = await call(app, "upload_names", names=names)
+        assert [a.get("path") for a in answers] == [
+            "uploads/absws-x.txt",
+            "uploads/dots-x.txt",
+            f"uploads/{'n' * 250}\u2026.txt",
+            "uploads/esc_[31m.txt",
+            None,
+        ]
+        assert answers[4]["error"] == "'....' was not added: no part of its name can be a file name"
+        # A name with nothing left refuses the send, naming the file; nothing is written.
+        result = await call(app, "send", text="hi", attachments=[document(n) for n in names])
+        assert result == {"status": "refused", "message": answers[4]["error"], "name": "...."}
+        assert app.chat is not None
+        assert (await open_workspace(app.chat.id)).paths() == []
+        # The others are stored exactly where the chips said, and the message names those paths.
+        result = await call(app, "send", text="hi", attachments=[document(n) for n in names[:4]])
+        assert result["status"] == "sent"
+        await idle(app)
+        stored = [a["path"] for a in answers[:4]]
+        assert sorted((await open_workspace(app.chat.id)).paths()) == sorted(stored)
+        assert [a["path"] for a in stored_messages(backend, app.chat.id)[0]["attachments"]] == stored

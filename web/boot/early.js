@@ -22,6 +22,8 @@ import {
   friendlyError,
   scrollRegion,
   collapseIfLong,
+  nameNode,
+  nameText,
 } from "../ui/dom.js";
 
 const PREVIEW_MESSAGES = 80; // as many as the transcript's first window (web/ui/chat.js)
@@ -288,8 +290,8 @@ function renderQueue() {
 function showPreview(id, preview) {
   early.preview = { id, meta: preview.meta, items: preview.items };
   const title = preview.meta?.title || "Untitled";
-  $("session-title").textContent = title;
-  document.title = `${title} · py-agent`;
+  $("session-title").replaceChildren(nameNode(title));
+  document.title = `${nameText(title)} · py-agent`;
   early.sessions?.setCurrent(id);
   const transcript = $("transcript");
   const fragment = document.createDocumentFragment();

@@ -8,6 +8,9 @@
 // Changes go through `source` (Python), which keeps the files in IndexedDB; a change that fails
 // (storage full, a file over the limit, a name taken) is reported in the panel and changes nothing
 // else: the other files of an upload are still added, and a form keeps what was typed.
+// An upload's name the workspace cannot hold is kept under its safe name (shown beside it) or
+// refused with the reason (py_agent/tools/workspace.py safe_path); a name already taken asks:
+// replace, keep both or skip, for one file or all. Names are drawn with nameNode (web/ui/dom.js).
 //
 // HTML, SVG and Markdown are shown ONLY inside sandboxed frames (preview.html in
 // <iframe sandbox="allow-scripts">: opaque origin, no network, no page access); images as <img>
@@ -16,6 +19,8 @@
 import { Refusal, checkPixels, imageSize, uploadRefusal } from "../attachments/inspect.js";
 import { currentLimits } from "../attachments/limits.js";
 import { escapeHtml, markdownToHtml } from "./markdown.js";
+import { nameNode, visibleName, withNames } from "../ui/dom.js";
+import { createDialog, showModal } from "../ui/dialogs.js";
 
 const HERE = new URL("./", import.meta.url);
 const IMAGE_TYPES = {
@@ -46,6 +51,14 @@ export function previewKind(path) {
   if (ext in IMAGE_TYPES) return "image";
   if (ext === "csv" || ext === "tsv") return "csv";
   return "text";
+}
+
+/** "Added 3 files, replaced 5, skipped 2." (and how many were not added) */
+export function uploadSummary({ added, replaced, skipped }, failed = 0) {
+  const parts = [`Added ${added} file${added === 1 ? "" : "s"}`];
+  if (replaced) parts.push(`replaced ${replaced}`);
+  if (skipped) parts.push(`skipped ${skipped}`);
+  return `${parts.join(", ")}${failed ? `; ${failed} not added` : ""}.`;
 }
 
 function formatSize(n) {
@@ -179,7 +192,7 @@ export function sandboxedPreviewFrame(html, title) {
     class: "pa-preview-frame",
     sandbox: "allow-scripts",
     referrerpolicy: "no-referrer",
-    title: `Preview of ${title}`,
+    title: `Preview of ${visibleName(title)}`,
     src: new URL("preview.html", HERE).href,
   });
   iframe.addEventListener(
@@ -324,7 +337,7 @@ export class WorkspacePreview {
       const button = el(
         "button",
         { type: "button", class: "pa-file", "data-path": file.path, onclick: () => this.select(file.path) },
-        el("span", { class: "pa-file-name", text: file.path }),
+        el("span", { class: "pa-file-name" }, nameNode(file.path)),
         el("span", { class: "pa-file-size", text: formatSize(file.size) }),
       );
       if (file.path === this.selected) button.setAttribute("aria-current", "true");
@@ -375,7 +388,7 @@ export class WorkspacePreview {
     }
     for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton])
       button.disabled = !path;
-    this.viewTitle.textContent = path ?? "";
+    this.viewTitle.replaceChildren(path ? nameNode(path) : "");
     if (!path) {
       this.content.replaceChildren(
         el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }),
@@ -409,7 +422,7 @@ export class WorkspacePreview {
     const form = el(
       "form",
       { class: "pa-edit" },
-      el("label", { for: id, text: `Contents of ${path}` }),
+      el("label", { for: id }, "Contents of ", nameNode(path)),
       area,
       el("div", { class: "pa-actions" }, save, cancel),
       error,
@@ -428,10 +441,10 @@ export class WorkspacePreview {
       try {
         const outcome = JSON.parse(await this.source.add(path, new TextEncoder().encode(area.value)));
         if (outcome.error) {
-          error.textContent = outcome.error;
+          error.replaceChildren(...withNames(outcome.error, [path]));
           return;
         }
-        this._say(`Saved ${path}.`);
+        this._say("Saved ", nameNode(path), ".");
         this.select(path);
         this.editButton.focus();
       } catch (failure) {
@@ -459,7 +472,7 @@ export class WorkspacePreview {
       }
       const url = URL.createObjectURL(new Blob([bytes], { type: IMAGE_TYPES[extension(path)] }));
       this.urls.push(url);
-      return el("img", { class: "pa-image", src: url, alt: path });
+      return el("img", { class: "pa-image", src: url, alt: visibleName(path) });
     }
     const text = decodeText(bytes);
     if (text === null) {
@@ -492,22 +505,37 @@ export class WorkspacePreview {
 
   // ---- messages ----
 
-  _say(text) {
-    this.status.textContent = text;
+  /** The status line: text and names (nodes). */
+  _say(...parts) {
+    this.status.replaceChildren(...parts);
   }
 
-  _report(title, problems) {
-    if (!problems.length) {
+  /** What went wrong (and, with `renamed`, which names were changed): `problems` are lines, each a
+   * string or nodes. */
+  _report(title, problems, renamed = []) {
+    if (!problems.length && !renamed.length) {
       this.errors.replaceChildren();
       return;
     }
     const dismiss = this._button("Dismiss", () => this.errors.replaceChildren());
+    const list = (lines) => el("ul", {}, ...lines.map((line) => el("li", {}, ...[line].flat())));
     this.errors.replaceChildren(
       el(
         "div",
         { class: "pa-error" },
-        el("p", { class: "pa-error-title", text: title }),
-        el("ul", {}, ...problems.map((problem) => el("li", { text: problem }))),
+        ...(problems.length ? [el("p", { class: "pa-error-title", text: title }), list(problems)] : []),
+        ...(renamed.length
+          ? [
+              el("p", {
+                class: "pa-error-title",
+                text:
+                  renamed.length === 1
+                    ? "One file was stored under another name:"
+                    : `${renamed.length} files were stored under another name:`,
+              }),
+              list(renamed.map(([from, to, why]) => [nameNode(from), ` is stored as `, nameNode(to), ` (${why}).`])),
+            ]
+          : []),
         dismiss,
       ),
     );
@@ -538,60 +566,132 @@ export class WorkspacePreview {
     const pending = droppedFiles(event.dataTransfer);
     pending.then(
       (files) => this.upload(files),
-      (error) => this._report("The dropped files could not be read.", [String(error?.message ?? error)]),
+      (error) => this._report("The dropped files could not be read.", [visibleName(error?.message ?? error)]),
     );
   }
 
-  /** Add [{path, file}] to the workspace, one at a time; returns the paths added. */
+  /** Add [{path, file}] to the workspace, one at a time; returns the paths written. */
   async upload(files) {
     if (!files.length) return [];
     const limits = JSON.parse(this.source.limits());
     const fileLimits = currentLimits(); // the attachments' limits: the same file gets the same answer
-    const added = [];
+    const targets = files.map(({ path }) => JSON.parse(this.source.target(path)));
+    const written = [];
+    const counts = { added: 0, replaced: 0, skipped: 0 };
     const problems = [];
+    const renamed = [];
+    let forAll = null; // the choice made "for all" in the name-taken dialog
     this.busy = true;
     try {
       for (const [index, { path, file }] of files.entries()) {
-        this._say(`Adding ${index + 1} of ${files.length}: ${path}…`);
-        if (file.size > limits.maxFileBytes) {
-          problems.push(
-            `${path} was not added: ${formatSize(file.size)} is over the limit of ${formatSize(limits.maxFileBytes)} per file.`,
-          );
+        this._say(`Adding ${index + 1} of ${files.length}: `, nameNode(path), "…");
+        const target = targets[index];
+        if (target.error) {
+          problems.push(withNames(target.error, [path]));
           continue;
+        }
+        if (file.size > limits.maxFileBytes) {
+          problems.push([
+            nameNode(path),
+            ` was not added: ${formatSize(file.size)} is over the limit of ${formatSize(limits.maxFileBytes)} per file.`,
+          ]);
+          continue;
+        }
+        let destination = target.path;
+        let choice = "add";
+        if (this.source.exists(destination)) {
+          if (forAll) choice = forAll;
+          else {
+            const others = targets.slice(index + 1).filter((t) => t.taken).length;
+            const answer = await this._askTaken(destination, others);
+            choice = answer.choice;
+            if (answer.all) forAll = choice;
+          }
+          if (choice === "skip") {
+            counts.skipped += 1;
+            continue;
+          }
+          if (choice === "keep") destination = this.source.free_path(destination);
         }
         let bytes;
         try {
           const refused = await uploadRefusal(file, path, fileLimits);
           if (refused) {
-            problems.push(`${path} was not added: ${refused}`);
+            problems.push([nameNode(path), ` was not added: ${refused}`]);
             continue;
           }
           bytes = new Uint8Array(await file.arrayBuffer());
         } catch (error) {
-          problems.push(`${path} could not be read: ${error?.message ?? error}`);
+          problems.push([nameNode(path), ` could not be read: ${visibleName(error?.message ?? error)}`]);
           continue;
         }
         try {
-          const outcome = JSON.parse(await this.source.add(path, bytes));
-          if (outcome.error) problems.push(outcome.error);
-          else added.push(outcome.path);
+          const outcome = JSON.parse(await this.source.add(destination, bytes));
+          if (outcome.error) {
+            problems.push(withNames(outcome.error, [destination, path]));
+            continue;
+          }
+          written.push(outcome.path);
+          counts[choice === "replace" ? "replaced" : "added"] += 1;
+          if (outcome.path !== path)
+            renamed.push([
+              path,
+              outcome.path,
+              outcome.path === target.path ? "its name can't be kept as it is" : "kept beside the file of that name",
+            ]);
         } catch (error) {
-          problems.push(`${path} was not added: ${error?.message ?? error}`);
+          problems.push([nameNode(path), ` was not added: ${visibleName(error?.message ?? error)}`]);
         }
       }
     } finally {
       this.busy = false;
     }
-    const count = `${added.length} file${added.length === 1 ? "" : "s"}`;
-    this._say(problems.length ? `Added ${count}; ${problems.length} not added.` : `Added ${count}.`);
+    this._say(uploadSummary(counts, problems.length));
     this._report(
       problems.length === 1 ? "One file was not added:" : `${problems.length} files were not added:`,
       problems,
+      renamed,
     );
     clearTimeout(this.pending);
     this.pending = null;
-    this.refresh(added.length === 1 ? added[0] : null);
-    return added;
+    this.refresh(written.length === 1 ? written[0] : null);
+    return written;
+  }
+
+  /** A file's name is taken: replace it, keep both (the new one renamed) or skip; for this one or,
+   * when `others` more are taken, for all. Escape skips this file. */
+  async _askTaken(path, others) {
+    const { dialog, body } = createDialog({ title: "This name is taken", className: "small-dialog pa-taken" });
+    const textId = `pa-taken-${Math.random().toString(36).slice(2, 8)}`;
+    const choose = (value, text, extra = "") =>
+      el("button", { type: "button", class: `btn ${extra}`.trim(), text, onclick: () => dialog.close(value) });
+    const replace = choose("replace", "Replace", "danger");
+    const keep = choose("keep", "Keep both", "primary");
+    const skip = choose("skip", "Skip", "ghost");
+    const all = el("input", { type: "checkbox", class: "pa-taken-all" });
+    body.append(
+      el(
+        "p",
+        { id: textId },
+        nameNode(path),
+        " is already in the workspace. Replace it, keep both (the new file gets a number) or skip the new file?",
+      ),
+      others
+        ? el(
+            "label",
+            { class: "pa-taken-all-label" },
+            all,
+            ` Do the same for the ${others} other file${others === 1 ? "" : "s"} whose names are taken`,
+          )
+        : "",
+      el("div", { class: "dialog-actions" }, skip, keep, replace),
+    );
+    dialog.setAttribute("aria-describedby", textId);
+    const answer = showModal(dialog);
+    keep.focus();
+    const value = await answer;
+    dialog.remove();
+    return { choice: ["replace", "keep", "skip"].includes(value) ? value : "skip", all: others > 0 && all.checked };
   }
 
   // ---- new file, rename, delete (inline forms: an error keeps the form and what was typed) ----
@@ -628,7 +728,7 @@ export class WorkspacePreview {
     const { form, error } = this._openForm(
       kind,
       returnFocus,
-      el("label", { for: id, text: label }),
+      el("label", { for: id }, ...[label].flat()),
       input,
       el("div", { class: "pa-actions" }, submit, cancel),
     );
@@ -643,7 +743,7 @@ export class WorkspacePreview {
       try {
         const outcome = JSON.parse(await run(name));
         if (outcome.error) {
-          error.textContent = outcome.error;
+          error.replaceChildren(...withNames(outcome.error, [name, value]));
           input.focus();
           return;
         }
@@ -679,7 +779,7 @@ export class WorkspacePreview {
   showRename() {
     const path = this.selected;
     if (!path) return;
-    this._nameForm("rename", `New name for ${path}`, path, "Save name", this.renameButton, (name) =>
+    this._nameForm("rename", ["New name for ", nameNode(path)], path, "Save name", this.renameButton, (name) =>
       this.source.rename(path, name),
     );
   }
@@ -692,7 +792,7 @@ export class WorkspacePreview {
     const { form, error } = this._openForm(
       "delete",
       this.deleteButton,
-      el("p", { text: `Delete ${path}? This cannot be undone (Download keeps a copy).` }),
+      el("p", {}, "Delete ", nameNode(path), "? This cannot be undone (Download keeps a copy)."),
       el("div", { class: "pa-actions" }, confirm, cancel),
     );
     form.addEventListener("submit", async (event) => {
@@ -701,12 +801,12 @@ export class WorkspacePreview {
       try {
         const outcome = JSON.parse(await this.source.remove(path));
         if (outcome.error) {
-          error.textContent = outcome.error;
+          error.replaceChildren(...withNames(outcome.error, [path]));
           return;
         }
         this.form._returnFocus = this.newButton;
         this.closeForm();
-        this._say(`Deleted ${path}.`);
+        this._say("Deleted ", nameNode(path), ".");
         clearTimeout(this.pending);
         this.pending = null;
         this.refresh();

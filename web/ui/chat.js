@@ -14,6 +14,11 @@ import {
   announce,
   scrollRegion,
   collapseIfLong,
+  nameNode,
+  nameText,
+  visibleName,
+  visibleText,
+  escapeHiddenJson,
 } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
@@ -133,20 +138,19 @@ function attachmentTiles(files) {
         h(
           "span",
           { class: "att-meta" },
-          h("span", { class: "att-name", text: file.name }),
+          h("span", { class: "att-name" }, nameNode(file.name)),
           ...(size ? [h("span", { class: "att-size", text: size })] : []),
         ),
       ];
       if (!file.path) return h("li", { class: "att-tile" }, ...body);
+      // Named by its visible text (the name, the size) with "Open … in Files" around it for a
+      // screen reader: an aria-label of the path would leave the size out of the name.
       const open = h(
         "button",
-        {
-          type: "button",
-          class: "att-tile",
-          title: `Open ${file.path} in Files`,
-          "aria-label": `Open ${file.path} in Files`,
-        },
+        { type: "button", class: "att-tile", title: `Open ${nameText(file.path)} in Files` },
+        h("span", { class: "visually-hidden", text: "Open " }),
         ...body,
+        h("span", { class: "visually-hidden", text: " in Files" }),
       );
       open.addEventListener("click", () =>
         py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}),
@@ -186,7 +190,8 @@ function previewLines(text) {
 
 function jsonText(value) {
   try {
-    return JSON.stringify(value ?? {}, null, 2);
+    // A tool's arguments often hold paths: their hidden characters are shown, escaped.
+    return escapeHiddenJson(JSON.stringify(value ?? {}, null, 2));
   } catch {
     return String(value);
   }
@@ -196,7 +201,7 @@ function shortArgs(args) {
   if (!args || typeof args !== "object") return "";
   const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
   const text = values.map(String).join(" · ").replace(/\s+/g, " ");
-  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  return visibleName(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 }
 
 /** Whether `text` is the text `entry` showed last followed by `added` (lengths only: the caller knows it extends it). */
@@ -954,11 +959,12 @@ export class ChatView {
     }
     card.dataset.status = state.status;
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
-    card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
+    // A renderer's summary may be nodes (paths drawn as names: web/sandbox/renderers.js).
+    card.querySelector(".tool-summary").replaceChildren(custom?.summary ?? shortArgs(call.args));
     card.querySelector(".tool-state").textContent = TOOL_STATE_WORDS[state.status];
     // The first lines of what it gave, readable without opening the card (opening shows it all).
     const output = state.status === "done" || state.status === "error" ? resultText(state.result).trim() : "";
-    card.querySelector(".tool-preview").textContent = output ? previewLines(output) : "";
+    card.querySelector(".tool-preview").textContent = output ? previewLines(visibleText(output)) : "";
     const body = card.querySelector(".tool-body");
     const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
     if (card._sig === sig && !custom?.body) return;
@@ -984,7 +990,8 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion(state.status === "error" ? "Error" : "Result"),
-            text: resultText(state.result) || "(no output)",
+            // What the model got, its hidden characters shown (a listed path cannot reorder the rest).
+            text: visibleText(resultText(state.result)) || "(no output)",
           }),
         ),
       );
@@ -997,7 +1004,7 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion("Progress"),
-            text: resultText(state.partial) || jsonText(state.partial),
+            text: visibleText(resultText(state.partial)) || jsonText(state.partial),
           }),
         ),
       );

@@ -7,7 +7,7 @@
 // Nothing is dropped silently: a model that can't see images is named in a notice before sending,
 // and the send then needs a confirmation.
 
-import { h, iconButton, formatTokens } from "./dom.js";
+import { h, iconButton, formatTokens, nameNode, nameText, visibleName, withNames } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
@@ -265,13 +265,45 @@ export class Composer {
     if (this.readOnly) return;
     const room = LIMITS.maxFiles - this.attachments.length;
     if (files.length > room) this.showNotice(`You can attach at most ${LIMITS.maxFiles} files to a message.`, "error");
+    const added = [];
     for (const file of files.slice(0, Math.max(0, room))) {
       const item = new PendingAttachment(file);
       this.attachments.push(item);
-      item.done.then(() => this.renderAttachments());
+      added.push(item);
+      item.done.then(() => {
+        this.applyName(item);
+        this.renderAttachments();
+      });
     }
     if (files.length <= room) this.clearNotice();
     this.renderAttachments();
+    this.resolveNames(added);
+  }
+
+  // Where each file will be kept (py_agent/app/attachments.py upload_path): a name the workspace
+  // cannot hold shows the safe name it gets beside its own, or its chip says why it is refused.
+  async resolveNames(items) {
+    if (!items.length) return;
+    let answers;
+    try {
+      answers = await py("upload_names", { names: items.map((item) => item.name) });
+    } catch {
+      return; // the send checks again and says why
+    }
+    for (const [index, item] of items.entries()) {
+      const answer = answers?.[index];
+      if (!answer) continue;
+      item.nameError = answer.error ?? null;
+      item.storedAs = answer.path && answer.path !== `uploads/${item.name}` ? answer.path : null;
+      this.applyName(item);
+    }
+    this.renderAttachments();
+  }
+
+  applyName(item) {
+    if (!item.nameError || item.status === "working") return;
+    item.status = "error";
+    item.error = item.nameError;
   }
 
   removeAttachment(item) {
@@ -302,20 +334,29 @@ export class Composer {
           item.status === "working"
             ? h("span", { class: "att-state", text: "Reading…" })
             : item.status === "error"
-              ? h("span", { class: "att-error", role: "alert", text: item.error })
+              ? h("span", { class: "att-error", role: "alert" }, withNames(item.error, [item.name]))
               : h(
                   "span",
                   { class: "att-size" },
                   `${formatSize(item.size)} · about ${formatTokens(attachmentTokens(item))} tokens`,
                   ...(item.notice ? [h("span", { class: "att-note", text: ` · ${item.notice}` })] : []),
                 );
-        const remove = iconButton("close", `Remove ${item.name}`, { class: "small att-remove" });
+        const saved =
+          item.storedAs && item.status !== "error"
+            ? h("span", { class: "att-saved" }, "saved as ", nameNode(item.storedAs))
+            : null;
+        const remove = iconButton("close", `Remove ${visibleName(item.name)}`, { class: "small att-remove" });
         remove.addEventListener("click", () => this.removeAttachment(item));
         return h(
           "li",
-          { class: `att-chip ${item.status}`, "data-status": item.status, "data-name": item.name, title: item.name },
+          {
+            class: `att-chip ${item.status}`,
+            "data-status": item.status,
+            "data-name": item.name,
+            title: nameText(item.name),
+          },
           visual,
-          h("span", { class: "att-meta" }, h("span", { class: "att-name", text: item.name }), state),
+          h("span", { class: "att-meta" }, h("span", { class: "att-name" }, nameNode(item.name)), saved, state),
           remove,
         );
       }),
@@ -356,7 +397,7 @@ export class Composer {
   }
 
   showNotice(text, level = "info", action = null, kind = "") {
-    this.notice.replaceChildren(h("span", { class: "attach-notice-text", text }), ...(action ? [action] : []));
+    this.notice.replaceChildren(h("span", { class: "attach-notice-text" }, text), ...(action ? [action] : []));
     this.notice.className = `attach-notice ${level}`;
     this.notice.dataset.kind = kind;
     this.notice.hidden = false;
@@ -417,7 +458,7 @@ export class Composer {
           item.error = result.message;
           this.renderAttachments();
         }
-        this.showNotice(result.message, "error");
+        this.showNotice(withNames(result.message, [result.name]), "error");
       }
     } finally {
       this.busy = false;

@@ -4,7 +4,7 @@
 //   How a tool call named `name` looks in the chat (`name` ending in "*": every tool with that prefix). `renderer(call)` gets
 //   { name, id, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial }
 //   (`result`/`partial`: the tool-result message / partial result as JSON) and returns
-//   { title?: string, summary?: string, body?: Node } — any part left out falls back to the
+//   { title?: string, summary?: string | Node, body?: Node } — any part left out falls back to the
 //   generic card (arguments as JSON, the result's text). Renderers build DOM with textContent or
 //   renderMarkdown(): never put model-written strings into innerHTML.
 //
