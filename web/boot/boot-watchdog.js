@@ -45,7 +45,22 @@
   }
   script.addEventListener("error", function () {
     if (document.documentElement.dataset.state !== "loading") return;
-    var files = ["boot/boot.js", "boot/fastboot.js", "boot/snapshot.js", "boot/unpack.js"];
+    // boot.js and the modules it imports (index.html preloads the same list).
+    var files = [
+      "boot.js",
+      "boot-error.js",
+      "boot-screen.js",
+      "first-screen.js",
+      "host-faults.js",
+      "runtime.js",
+      "site-cache.js",
+      "snapshot.js",
+      "install.js",
+      "unpack.js",
+      "bytes.js",
+    ].map(function (name) {
+      return "boot/" + name;
+    });
     Promise.all(files.map(check)).then(function (found) {
       var messages = found.filter(Boolean);
       if (document.documentElement.dataset.state !== "loading") return;

@@ -1,3 +1,4 @@
+// @ts-check
 // A worker that web/boot/boot.js starts once it has manifest.json: it reads, off the page's thread, the
 // kept memory snapshot and site-packages.bin, and hands each to the page as soon as it is read,
 // its buffer transferred (not copied):
@@ -14,9 +15,15 @@
 // damaged file) the page does again itself, as without this worker, and then meets and reports
 // what went wrong: nothing is reported from here.
 
-import { CACHE_PREFIX } from "./fastboot.js";
+import "./bytes.js";
 import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
 import { fetchChecked, inflate } from "./unpack.js";
+
+/** @typedef {import("./messages.js").ReadAheadRequest} ReadAheadRequest */
+/** @typedef {import("./messages.js").ReadAheadMessage} ReadAheadMessage */
+/** @typedef {import("./messages.js").Manifest} Manifest */
+
+const { CACHE_PREFIX } = pyAgentBytes;
 
 const siteUrl = (path) => new URL(path, new URL("../", self.location.href)).href;
 const failed = (kind, error) => ({ kind, error: String(error?.message ?? error) });

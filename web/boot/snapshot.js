@@ -1,7 +1,8 @@
-// The memory snapshot that later visits restore: made by snapshot-worker.js (once the app is ready,
-// in a Pyodide of its own), or when the site is built (scripts/snapshot.mjs, with these functions:
-// shipped with the site, restored by a first visit: shippedSnapshot), restored by boot.js (through
-// fastboot.js). It is taken after the
+// @ts-check
+// The memory snapshot that later visits restore (docs/boot.md, "The memory snapshot"): made by
+// snapshot-worker.js (once the app is ready, in a Pyodide of its own), or when the site is built
+// (scripts/snapshot.mjs: shipped with the site, restored by a first visit: shippedSnapshot), both
+// with makeSnapshotOf; found and restored by boot.js (through site-cache.js). It is taken after the
 // site's packages are installed and `py_agent` and the app's Python modules are imported, so a
 // restored page neither installs (but for writing the files) nor imports.
 //
@@ -26,14 +27,21 @@
 // thread). Anything that does not match (another kind, another build, a damaged body, another
 // table) means a normal start, and a new snapshot.
 
+import "./bytes.js";
+import { installPackageFiles } from "./install.js";
+import { bootPython } from "./runtime.js";
+
+/** @typedef {import("./messages.js").SnapshotMeta} SnapshotMeta */
+/** @typedef {import("./messages.js").FoundSnapshot} FoundSnapshot */
+/** @typedef {import("./messages.js").Manifest} Manifest */
+/** @typedef {import("./runtime.js").Pyodide} Pyodide */
+
+const { base64, sha256 } = pyAgentBytes;
+
 export const SNAPSHOT_KIND = "py-agent-snapshot 3";
 export const SNAPSHOT_PATH = "__sw__/snapshot";
 const HEADER = "x-py-agent-snapshot";
 const SITE_PACKAGES = "/lib/python3.14/site-packages/";
-
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 // A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
 // a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
@@ -96,6 +104,37 @@ export function recordLibraries(pyodide, tableAtStart) {
 }
 
 /**
+ * The memory snapshot of a Pyodide started with `_makeSnapshot` (just now: `tableAtStart` is its
+ * function table's length then), once it has installed the unpacked site-packages.bin
+ * (`unpacking`: startUnpacking's), imported py_agent and the app's Python modules and built the
+ * validators a page builds on first use (py_agent/browser/boot.py import_app, warm):
+ * {meta, bytes} (takeSnapshot). Made so by the page's worker (snapshot-worker.js) and by the build
+ * (scripts/snapshot.mjs), which must make the same snapshot.
+ * @param {Pyodide} pyodide
+ * @param {{tableAtStart: number, unpacking: import("./unpack.js").Unpacking, manifest: Manifest, version: string | null}} options
+ * @returns {Promise<{meta: SnapshotMeta, bytes: Uint8Array}>}
+ */
+export async function makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifest, version }) {
+  // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
+  // path instantiates them without a dlopen handle, where the loader records their bases).
+  const archives = await Promise.all(
+    unpacking.archives.map(async ({ files, dynlibs }) => ({
+      files: await files,
+      dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
+    })),
+  );
+  await installPackageFiles(
+    pyodide,
+    archives,
+    manifest.wheels.map((w) => w.name),
+  );
+  bootPython(pyodide, "import_app");
+  bootPython(pyodide, "warm");
+  if (!manifest.site_packages) throw new Error("the site has no site-packages.bin");
+  return takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
+}
+
+/**
  * Takes the snapshot of a Pyodide started with `_makeSnapshot` that has its packages installed and
  * imported. Returns {meta, bytes} (meta: the record stored beside it).
  */
@@ -103,7 +142,7 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
   const record = recordLibraries(pyodide, tableAtStart);
   // What is alive now lives as long as the page: out of the collector's way (else the first
   // collection after a restore walks every object of every imported module).
-  pyodide.runPython("import gc as _gc; _gc.collect(); _gc.freeze(); del _gc");
+  bootPython(pyodide, "freeze");
   // Pyodide refuses a snapshot once its list of loaded packages is not empty (pyodide#5195): the
   // libraries are handled here. The list goes back into the record, and into the restored page.
   const loaded = pyodide.loadedPackages;
@@ -120,7 +159,7 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
     version,
     bundle: bundleSha256,
     size: bytes.length,
-    sha256: hex(await crypto.subtle.digest("SHA-256", bytes)),
+    sha256: await sha256(bytes),
     packages,
     ...record,
   };
@@ -166,8 +205,7 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   const read = (async () => {
     await fill(bytes, response.body);
     // WebCrypto hashes a copy of the bytes on another thread.
-    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256)
-      throw new Error("the snapshot is damaged (SHA-256)");
+    if ((await sha256(bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
   return { meta, bytes, read, source: "kept" };
@@ -185,10 +223,6 @@ async function fill(bytes, stream) {
     at += value.length;
   }
   if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
-}
-
-function base64(hexText) {
-  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
 }
 
 /**
@@ -354,33 +388,6 @@ export function afterRestore(pyodide, { meta }) {
     const names = module._tzname >> 2;
     tzset(module._timezone, module._daylight, module.HEAPU32[names], module.HEAPU32[names + 1]);
   }
-  pyodide.runPython(`
-import random as _r, pydantic_core as _c
-_r.seed()
-assert _c.SchemaValidator({"type": "int"}).validate_python("3") == 3
-del _r, _c
-def _tz():
-    # The time module's zone attributes were set where the snapshot was made (a shipped one: at
-    # build time, in UTC); this runtime has no time.tzset: set from this browser's local time, as
-    # CPython's time module does without the C library's tzname (January and July of this year).
-    import time
-    year = (365 * 24 + 6) * 3600
-    t = (time.time() // year) * year
-    jan, jul = time.localtime(t), time.localtime(t + year / 2)
-    zones = [(-jan.tm_gmtoff, jan.tm_zone), (-jul.tm_gmtoff, jul.tm_zone)]
-    zones.sort(reverse=True)  # standard time first (west of the other), either hemisphere
-    (time.timezone, std), (time.altzone, dst) = zones
-    time.daylight = int(time.timezone != time.altzone)
-    time.tzname = (std, dst)
-_tz()
-del _tz
-def _runtime(agent):
-    # What runs the interpreter (a browser's user agent), where the snapshot was made: this one's.
-    import sys
-    info = sys._emscripten_info
-    if agent and info.runtime != agent:
-        sys._emscripten_info = type(info)((info.emscripten_version, agent, info.pthreads, info.shared_memory))
-_runtime(${JSON.stringify(String(globalThis.navigator?.userAgent ?? ""))})
-del _runtime
-`);
+  // random's seed, the time module's zone, the runtime's name: this browser's; pydantic-core answers.
+  bootPython(pyodide, "after_restore", String(globalThis.navigator?.userAgent ?? ""));
 }

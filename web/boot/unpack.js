@@ -1,5 +1,6 @@
-// The site's packages, fetched and unpacked in JavaScript while Python starts (used by boot.js
-// through fastboot.js).
+// @ts-check
+// The site's packages, fetched and unpacked in JavaScript while Python starts (used by boot.js;
+// install.js writes them into site-packages).
 //
 // Pyodide's loadPackage would unzip each wheel with Python's zipfile (inflating in WebAssembly)
 // once Python has started. Instead build.py ships site-packages.bin (scripts/site_packages.mjs):
@@ -10,13 +11,13 @@
 // fetched (SRI too) and unzipped here. pydantic-core's WebAssembly library is compiled
 // (WebAssembly.compile) as soon as it is there and the runtime's own compilation is over.
 
+import "./bytes.js";
+
+const { base64 } = pyAgentBytes;
+
 const ZIP_END = 0x06054b50;
 const ZIP_CENTRAL = 0x02014b50;
 const ZIP_LOCAL = 0x04034b50;
-
-function base64(hexText) {
-  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
-}
 
 export async function inflate(data, format) {
   // Written straight into the stream (a Blob's stream would go through the browser's blob store).
