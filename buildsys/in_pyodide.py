@@ -2,18 +2,18 @@
 build time): byte-compiling site-packages, the bundle the page writes into site-packages
 (``site-packages.bin``) and the standard library's zip with the bytecode of the modules a page
 imports. Run there with the standard library only (the script loads this file's source into a
-namespace of its own); nothing runs at import time.
+namespace of its own); nothing runs at import time. The probe of what a page imports runs this
+file too: the modules it imports at its top are among those a page imports anyway (gzip and
+py_compile, which a page does not import, are imported where they are used).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import importlib
 import importlib.util
 import json
 import os
-import py_compile
 import sys
 import sysconfig
 import zipfile
@@ -30,6 +30,8 @@ def site_packages() -> str:
 def compile_site_packages(site: str | None = None) -> None:
     """Compiles every .py file of site-packages as a checked-hash .pyc (Python compares a hash of the
     source before using one, so a .pyc can never stand in for other sources)."""
+    import py_compile
+
     for folder, dirs, names in os.walk(site or site_packages()):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in names:
@@ -50,6 +52,8 @@ def bundle(site: str | None = None) -> bytes:
     """Every file of site-packages as one gzip'd bundle, written deterministically (sorted, mtime 0):
     ``"py-agent-site-packages 1\\n" + JSON [[path relative to site-packages, size], ...] + "\\n" +``
     the files' bytes (``web/boot/unpack.js`` reads it)."""
+    import gzip
+
     root = site or site_packages()
     files = []
     for folder, dirs, names in os.walk(root):

@@ -496,6 +496,8 @@ def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
             continue
         if rel.as_posix() == SANDBOX_FRAME_TEMPLATE:
             continue  # not served itself: write_sandbox_frames() fills it in
+        if src.name.endswith(".d.ts"):
+            continue  # types for TypeScript's checks (jsconfig.json), not the page's
         dest = site / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)

@@ -36,7 +36,7 @@ if (!siteArg || !outArg || !stdlibArg) {
   console.error("usage: node scripts/site_packages.mjs SITE_DIR OUT_FILE OUT_STDLIB");
   process.exit(2);
 }
-const runtime = join(resolve(siteArg), "pyodide") + "/";
+const runtime = `${join(resolve(siteArg), "pyodide")}/`;
 // The page's environment, for the imports below.
 const { PYTHON_ENV: env } = await import(new URL("../web/boot/runtime.js", import.meta.url).href);
 const { loadPyodide } = await import(pathToFileURL(join(runtime, "pyodide.mjs")).href);

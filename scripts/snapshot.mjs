@@ -41,7 +41,7 @@ if (process.env.TZ !== "UTC") {
 // Emscripten gives Python this script's path and arguments (sys.executable, sys.orig_argv, the
 // environment's `_`): a page's runtime has none, and says "./this.program".
 process.argv.splice(1, Infinity, "./this.program");
-const site = pathToFileURL(resolve(siteArg) + "/");
+const site = pathToFileURL(`${resolve(siteArg)}/`);
 const web = new URL("../web/", import.meta.url);
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 const file = (path) => {
@@ -170,7 +170,7 @@ function TrampolineInstance(module, imports) {
   const table = imports.env.__indirect_function_table;
   trampolineAdded = true;
   // As the runtime's JavaScript fallback (_PyEM_TrampolineCall_inner): `success` stays as set.
-  return new wasm.Instance(module, { env: { call: (success, f, a, b, c) => table.get(f)(a, b, c) } });
+  return new wasm.Instance(module, { env: { call: (_success, f, a, b, c) => table.get(f)(a, b, c) } });
 }
 for (const [shim, native] of [
   [TrampolineModule, wasm.Module],
@@ -188,7 +188,7 @@ const manifest = {
   wheels: Object.values(lock.packages).map(({ name }) => ({ name })),
 };
 const siteUrl = (path) => new URL(path, site).href;
-const indexURL = join(resolve(siteArg), "pyodide") + "/";
+const indexURL = `${join(resolve(siteArg), "pyodide")}/`;
 const unpacking = startUnpacking(manifest, siteUrl);
 const { loadPyodide } = await import(siteUrl("pyodide/pyodide.js"));
 WebAssembly.Module = TrampolineModule;

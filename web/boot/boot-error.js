@@ -30,7 +30,7 @@ export function pythonRaised(cause) {
   return new BootError(`Python raised ${last}`, {
     cause,
     detail: cause.message,
-    hint: "The runtime or a package may be damaged. " + incompleteSiteHint(),
+    hint: `The runtime or a package may be damaged. ${incompleteSiteHint()}`,
   });
 }
 

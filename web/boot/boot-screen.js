@@ -65,7 +65,7 @@ export function setStepStatus(step, status, detail) {
 
 export function renderProgress() {
   const total = STEPS.reduce((sum, s) => sum + STEP_WEIGHTS[s] * Math.min(1, stepProgress[s]), 0);
-  $("boot-progress").value = Math.round(total);
+  /** @type {HTMLProgressElement} */ ($("boot-progress")).value = Math.round(total);
 }
 
 /** @param {BootStep} step */

@@ -85,7 +85,8 @@ function watchDownloads(files, onDone) {
     for (const entry of list.getEntries()) {
       const file = pending.get(entry.name);
       // responseStatus is 0 where the browser does not expose it; only errors are skipped.
-      if (!file || seen.has(entry.name) || entry.responseStatus >= 400) continue;
+      const status = /** @type {PerformanceResourceTiming & {responseStatus?: number}} */ (entry).responseStatus;
+      if (!file || seen.has(entry.name) || (status ?? 0) >= 400) continue;
       seen.add(entry.name);
       onDone(file, entry);
     }
@@ -307,7 +308,9 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
     })),
   );
   mark("unpacked");
-  const broken = results.map((r, i) => [archives[i].source, r.reason]).filter(([, reason]) => reason);
+  const broken = results
+    .map((r, i) => [archives[i].source, r.status === "rejected" ? r.reason : null])
+    .filter(([, reason]) => reason);
   if (broken.length) {
     // Tell a missing file from one whose bytes do not match their sha256 in the manifest.
     const faults = (await Promise.all(broken.map(([source]) => hostFault(siteUrl, source)))).filter(Boolean);
@@ -325,7 +328,7 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
   try {
     await installPackageFiles(
       pyodide,
-      results.map((r) => r.value),
+      results.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value),
       wheels.map((w) => w.name),
       { restored },
     );

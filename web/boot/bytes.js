@@ -5,7 +5,7 @@
 // with importScripts, the modules of web/boot/ import it. So it has no import or export, and it
 // sets one global, `pyAgentBytes` (the rest stays inside the function).
 
-// biome-ignore lint/suspicious/noVar: the one global this file sets, for web/sw.js and the modules alike
+// The one global this file sets (a `var`: web/sw.js reads it after importScripts).
 var pyAgentBytes = (() => {
   /** The site's caches: one per version of the site, `CACHE_PREFIX + <SHA-256 of manifest.json>`. */
   const CACHE_PREFIX = "py-agent-site-";

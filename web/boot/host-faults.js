@@ -152,6 +152,7 @@ export async function hostFault(siteUrl, { file, size }) {
     return null;
   }
   if (!COMPRESSED_FILES.test(file)) {
+    /** @type {Uint8Array} */
     let head = new Uint8Array();
     try {
       head = await firstBytes(url);

@@ -61,12 +61,12 @@ export function acceptAnyWasmType(scope = globalThis) {
     !response?.ok ||
     (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase() === "application/wasm";
   const { instantiateStreaming, compileStreaming } = wasm;
-  wasm.instantiateStreaming = async function (source, imports) {
+  wasm.instantiateStreaming = async (source, imports) => {
     const response = await source;
     if (typed(response)) return instantiateStreaming.call(wasm, response, imports);
     return wasm.instantiate(await response.arrayBuffer(), imports);
   };
-  wasm.compileStreaming = async function (source) {
+  wasm.compileStreaming = async (source) => {
     const response = await source;
     if (typed(response)) return compileStreaming.call(wasm, response);
     return wasm.compile(await response.arrayBuffer());

@@ -19,6 +19,12 @@ import { startUnpacking } from "./unpack.js";
 
 acceptAnyWasmType(); // .wasm served as application/octet-stream
 
+/**
+ * @param {SnapshotReply} reply
+ */
+const reply = (reply) => /** @type {any} */ (self).postMessage(reply);
+
+/** @param {MessageEvent<SnapshotRequest>} event */
 self.onmessage = async ({ data }) => {
   const { site, manifest, version, cacheName, key } = data;
   try {
@@ -41,8 +47,8 @@ self.onmessage = async ({ data }) => {
     const snapshot = await makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifest, version });
     const cache = await caches.open(cacheName);
     await cache.put(key, snapshotResponse(snapshot));
-    self.postMessage({ ok: true, size: snapshot.bytes.length });
+    reply({ ok: true, size: snapshot.bytes.length });
   } catch (error) {
-    self.postMessage({ ok: false, error: String(error?.message ?? error) });
+    reply({ ok: false, error: String(error?.message ?? error) });
   }
 };

@@ -281,7 +281,7 @@ export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = (
           `the function table starts at ${module.wasmTable.length}, the snapshot's at ${meta.tableAtStart}`,
         );
       }
-      meta.libraries.forEach((lib, i) => reinstantiate(module, modules[i], lib));
+      for (const [i, lib] of meta.libraries.entries()) reinstantiate(module, modules[i], lib);
       return module;
     },
   };
@@ -336,7 +336,7 @@ function reinstantiate(module, wasmModule, lib) {
           let resolved;
           stubs[name] = (...args) => {
             resolved ||= resolve(name);
-            if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${name}`);
+            if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${String(name)}`);
             return resolved(...args);
           };
         }

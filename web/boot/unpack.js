@@ -15,6 +15,14 @@ import "./bytes.js";
 
 const { base64 } = pyAgentBytes;
 
+/** @typedef {import("./messages.js").Manifest} Manifest */
+/** @typedef {[path: string, data: Uint8Array]} FileEntry */
+/** @typedef {{path: string, module: Promise<WebAssembly.Module | null>}} Dynlib */
+/**
+ * The packages being fetched and unpacked (startUnpacking).
+ * @typedef {{archives: {source: {file: string, sha256: string}, files: Promise<FileEntry[]>, dynlibs: Promise<Dynlib[]>}[], compile: () => void}} Unpacking
+ */
+
 const ZIP_END = 0x06054b50;
 const ZIP_CENTRAL = 0x02014b50;
 const ZIP_LOCAL = 0x04034b50;
@@ -105,9 +113,16 @@ export function bundleFiles(raw) {
  * compiled WebAssembly.Module, or of null), and compile() says the runtime's WebAssembly is
  * compiled (libraries are compiled after it, not to slow it down). `ahead`: a promise of what
  * web/boot/read-ahead.js read of site-packages.bin ({raw, sha256} or {error}), or null.
+ * @param {Manifest} manifest
+ * @param {(path: string) => string} siteUrl
+ * @param {(name: string) => void} [mark] a point of the boot (web/boot/boot.js's marks)
+ * @param {Promise<{raw?: Uint8Array, sha256?: string, error?: string}> | null} [ahead]
+ * @returns {Unpacking}
  */
 export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null) {
-  let compile;
+  /** @type {() => void} */
+  let compile = () => {};
+  /** @type {Promise<void>} */
   const compileWhen = new Promise((resolve) => {
     compile = resolve;
   });
