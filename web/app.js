@@ -200,7 +200,9 @@ function tabKeyStore() {
       JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
     set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
     remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
-    clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
+    clear: () => {
+      for (const k of names()) sessionStorage.removeItem(k);
+    },
   };
 }
 
@@ -858,12 +860,25 @@ function buildWelcome() {
 
 async function renderProviderCards() {
   const list = $("#provider-cards");
-  const cards = app.init.providers.filter((p) => !p.custom || p.model);
+  const cards = app.init.providers;
   const current = app.state?.model;
   list.replaceChildren(
     ...cards.map((p) => {
       const active = current && current.provider === p.provider;
-      const status = p.provider === "demo" ? "Offline · no key" : p.hasKey ? "Key saved" : "Needs a key";
+      const status =
+        p.provider === "demo"
+          ? "Offline · no key"
+          : p.hasKey
+            ? "Key saved"
+            : p.requiresKey === false
+              ? "No key needed"
+              : "Needs a key";
+      // A custom provider: how many models it has and whether it runs on this computer.
+      const detail = p.custom
+        ? [p.modelCount === 1 ? "1 model" : `${p.modelCount || "No"} models`, p.local ? "local" : ""]
+            .filter(Boolean)
+            .join(" · ")
+        : p.modelName;
       const button = h(
         "button",
         {
@@ -873,10 +888,12 @@ async function renderProviderCards() {
           dataset: { provider: p.provider },
         },
         h("span", { class: "pc-name", text: p.provider === "demo" ? "Demo" : p.label }),
-        h("span", { class: "pc-model", text: p.modelName }),
+        h("span", { class: "pc-model", text: detail }),
         h("span", { class: `pc-status ${p.hasKey || p.provider === "demo" ? "ok" : ""}`, text: status }),
       );
       button.addEventListener("click", async () => {
+        // A custom provider whose models are not known yet is set up (or discovered) in Settings.
+        if (!p.model) return openSettings({ app, tab: "providers" });
         await run(() => py("set_model", { provider: p.provider, id: p.model }));
         renderProviderCards();
         ui.composer.focus();
@@ -906,10 +923,17 @@ function updateWelcome(refreshCards = false) {
   const welcome = $("#welcome");
   const showWelcome = empty && !(app.state?.persisted ?? false);
   welcome.hidden = !showWelcome;
-  if (!showWelcome) return;
+  if (!showWelcome) {
+    // The catalogue changed while a session was on screen: the cards are right when the welcome returns.
+    if (refreshCards)
+      py("key_status").then((s) => {
+        app.init.providers = s.providers;
+      });
+    return;
+  }
   const firstRun = app.init.firstRun;
   welcome.classList.toggle("compact", !firstRun);
-  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "What shall we do?";
+  // The same heading on every visit; a first visit also gets the introduction below it.
   $("#welcome-lede").hidden = !firstRun;
   $("#welcome-note").hidden = !firstRun;
   $("#welcome-sub").textContent = firstRun ? "Pick a provider to start" : "Provider";

@@ -5,5 +5,3 @@
 import "./sandbox/panel.js"; // the workspace panel and the cards of the workspace and code tools
 import "./ui/subagents.js"; // the subagent card and Settings → Agents
 import "./attachments/settings-tab.js"; // Settings → Attachments
-
-export {};

@@ -38,13 +38,13 @@ from ..ai.custom import (
     register_custom_provider,
     unregister_custom_provider,
 )
-from ..ai.models import get_builtin_providers, get_model, model_requires_api_key
+from ..ai.models import get_builtin_providers, get_model, get_models, model_requires_api_key
 from ..ai.registry import complete_simple
 from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
 from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
-from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
+from .catalog import PROVIDER_INFO, default_model_for, is_local_provider, model_summary, provider_info, search_models
 from .chat import ChatSession, estimate_tokens
 from .commands import CommandError, CommandTable, method_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
@@ -235,6 +235,9 @@ class WebApp:
                 }
             )
         for custom in get_custom_providers():
+            # The welcome screen lists it beside the built-in ones: its models (once discovered or
+            # configured) and whether it runs on this computer.
+            models = get_models(custom.name)
             cards.append(
                 {
                     "provider": custom.name,
@@ -244,6 +247,10 @@ class WebApp:
                     "requiresKey": custom.needs_api_key,
                     "custom": True,
                     "kind": custom.kind,
+                    "local": is_local_provider(custom),
+                    "modelCount": len(models),
+                    "model": models[0].id if models else None,
+                    "modelName": (models[0].name or models[0].id) if models else "",
                 }
             )
         return cards

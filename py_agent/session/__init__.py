@@ -63,6 +63,7 @@ from .messages import (
     message_text,
     message_to_json,
     to_json_value,
+    typed_text,
 )
 from .metadata import (
     METADATA_FORMAT,
@@ -154,6 +155,7 @@ __all__ = [
     "parse_iso_ms",
     "secret_redactor",
     "to_json_value",
+    "typed_text",
     "update_metadata",
     "uuidv7",
 ]

@@ -25,7 +25,7 @@ from .entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
 )
-from .messages import message_text
+from .messages import message_text, typed_text
 
 __all__ = [
     "FIRST_MESSAGE_MAX_CHARS",
@@ -112,12 +112,13 @@ class SessionMetadata(BaseModel):
 
 
 _SPACES = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"[.!?]")
+# A sentence ends at ".", "!" or "?" before a space or the end: not inside "app.py" or "report.pdf".
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
 def derive_title(text: str) -> str:
     """A title from a first message, as pi's web UI makes it: whitespace collapsed; cut after the
-    first ``.``, ``!`` or ``?`` if it is within the first 50 characters (not the very first);
+    first ``.``, ``!`` or ``?`` that ends a sentence (before a space or the end) if it is within the first 50 characters (not the very first);
     otherwise the whole text if it fits in 50 characters, else its first 47 and ``...``."""
     text = _SPACES.sub(" ", text).strip()
     match = _SENTENCE_END.search(text)
@@ -191,7 +192,8 @@ def update_metadata(meta: SessionMetadata, entry: Entry) -> SessionMetadata:
         message = entry.message
         role = message.get("role")
         if role == "user" or role == "assistant":
-            text = _SPACES.sub(" ", message_text(message)).strip()
+            # A user's attachments are text blocks too: the title and preview show what was typed.
+            text = _SPACES.sub(" ", typed_text(message) if role == "user" else message_text(message)).strip()
             if text:
                 if role == "user" and not meta.first_message:
                     meta.first_message = text[:FIRST_MESSAGE_MAX_CHARS]

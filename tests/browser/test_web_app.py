@@ -702,6 +702,29 @@ def test_custom_provider_form_explains_cors_failures(app: App) -> None:
     app.py("delete_custom_provider", name="Dead Ollama")
 
 
+def test_custom_providers_are_welcome_cards_and_the_welcome_is_the_same_every_time(app: App) -> None:
+    page = app.page
+    app.py(
+        "save_custom_provider",
+        provider={
+            "name": "Desk LM Studio",
+            "kind": "lmstudio",
+            "baseUrl": "http://127.0.0.1:9",
+            "models": ["qwen3-8b", "gemma-3-4b"],
+        },
+        discover=False,
+    )
+    app.new_chat()
+    assert page.locator("#welcome-title").inner_text() == "Chat with any model, from this page"
+    card = page.locator("#provider-cards button", has_text="Desk LM Studio")
+    card.wait_for()
+    assert "2 models · local" in card.inner_text() and "No key needed" in card.inner_text()
+    card.click()
+    page.locator("#model-button", has_text="qwen3-8b").wait_for()
+    app.py("delete_custom_provider", name="Desk LM Studio")
+    card.wait_for(state="detached")
+
+
 def test_phone_sized_screen(browser: Any, base_url: str) -> None:
     app = open_app(browser, base_url, viewport={"width": 390, "height": 844})
     page = app.page

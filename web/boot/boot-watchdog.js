@@ -2,9 +2,8 @@
 // A classic script (not a module): it runs even when the host serves boot.js, or a module it
 // imports, with a type browsers refuse for module scripts, or not at all. boot.js then never runs
 // and cannot explain anything, so this names the file, what the host sent and the fix. It does
-// nothing once boot.js runs (boot.js reports every later fault itself, web/boot/boot.js hostFault()).
-(() => {
-  // biome-ignore lint/suspicious/noRedundantUseStrict: a classic script (not a module): sloppy otherwise
+// nothing once boot.js runs (boot.js reports every later fault itself, web/boot/host-faults.js).
+(function () {
   "use strict";
   var script = document.querySelector('script[type="module"][src="boot/boot.js"]');
   if (!script) return;
@@ -12,13 +11,13 @@
   function fault(file, response) {
     var type = (response.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
     if (response.status === 404)
-      return `${file} is missing: the host answered 404 Not Found. Copy the whole static/ folder to the host again.`;
+      return file + " is missing: the host answered 404 Not Found. Copy the whole static/ folder to the host again.";
     if (response.status === 403)
       return (
         file +
         " is forbidden: the host answered 403 Forbidden. Make the copied folder readable by the server (for example chmod -R a+rX)."
       );
-    if (!response.ok) return `${file}: the host answered HTTP ${response.status}.`;
+    if (!response.ok) return file + ": the host answered HTTP " + response.status + ".";
     if (type === "text/html")
       return (
         file +
@@ -36,12 +35,16 @@
     return null;
   }
   function check(file) {
-    return fetch(`${file}?check`, { method: "HEAD", cache: "no-cache" }).then(
-      (response) => fault(file, response),
-      (error) => `${file} could not be fetched (${error.message}).`,
+    return fetch(file + "?check", { method: "HEAD", cache: "no-cache" }).then(
+      function (response) {
+        return fault(file, response);
+      },
+      function (error) {
+        return file + " could not be fetched (" + error.message + ").";
+      },
     );
   }
-  script.addEventListener("error", () => {
+  script.addEventListener("error", function () {
     if (document.documentElement.dataset.state !== "loading") return;
     // boot.js and the modules it imports (index.html preloads the same list).
     var files = [
@@ -56,8 +59,10 @@
       "install.js",
       "unpack.js",
       "bytes.js",
-    ].map((name) => `boot/${name}`);
-    Promise.all(files.map(check)).then((found) => {
+    ].map(function (name) {
+      return "boot/" + name;
+    });
+    Promise.all(files.map(check)).then(function (found) {
       var messages = found.filter(Boolean);
       if (document.documentElement.dataset.state !== "loading") return;
       var box = document.getElementById("boot-error");

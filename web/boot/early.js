@@ -442,7 +442,12 @@ function block(b, _message, results) {
     // Its state as web/ui/chat.js tells it from the stored messages; its body comes with the full rendering.
     const result = results.get(b.id);
     const status = result ? (result.isError ? "error" : "done") : "interrupted";
-    const words = { done: "done", error: "failed", interrupted: "not finished" };
+    const words = { done: "done", error: "failed", interrupted: "stopped" };
+    const output = (Array.isArray(result?.content) ? result.content : [])
+      .map((c) => (c?.type === "text" ? (c.text ?? "") : ""))
+      .join("\n")
+      .split("\n")
+      .filter((line) => line.trim());
     return h(
       "details",
       { class: "tool", dataset: { toolCallId: b.id ?? "", status } },
@@ -453,7 +458,12 @@ function block(b, _message, results) {
         icon("tool", "icon tool-icon"),
         h("span", { class: "tool-title", text: b.name ?? "tool" }),
         h("span", { class: "tool-summary", text: shortArgs(b.arguments) }),
-        h("span", { class: "visually-hidden tool-state", text: `(${words[status]})` }),
+        h("span", { class: "tool-state", text: words[status] }),
+        // As web/ui/chat.js previews it (previewLines): the first two lines of the output.
+        h("span", {
+          class: "tool-preview",
+          text: output.slice(0, 2).join("\n").slice(0, 240) + (output.length > 2 ? " …" : ""),
+        }),
       ),
       h("div", { class: "tool-body" }),
     );

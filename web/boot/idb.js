@@ -139,7 +139,9 @@ export class Storage {
     const finished = done(tx);
     try {
       const entries = tx.objectStore("entries");
-      for (const [i, line] of lines.entries()) entries.add({ sessionId, seq: firstSeq + i, line });
+      lines.forEach((line, i) => {
+        entries.add({ sessionId, seq: firstSeq + i, line });
+      });
       tx.objectStore("sessions").put(record);
       if (clearDraft) tx.objectStore("drafts").delete(sessionId);
     } catch (error) {

@@ -281,7 +281,9 @@ export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = (
           `the function table starts at ${module.wasmTable.length}, the snapshot's at ${meta.tableAtStart}`,
         );
       }
-      for (const [i, lib] of meta.libraries.entries()) reinstantiate(module, modules[i], lib);
+      meta.libraries.forEach((lib, i) => {
+        reinstantiate(module, modules[i], lib);
+      });
       return module;
     },
   };

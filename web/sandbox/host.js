@@ -49,7 +49,7 @@ function randomToken() {
 
 let holder = null;
 function frameHolder() {
-  if (!holder || !holder.isConnected) {
+  if (!holder?.isConnected) {
     holder = document.createElement("div");
     holder.id = "py-agent-sandboxes";
     holder.hidden = true;
@@ -62,7 +62,7 @@ function frameHolder() {
 const liveFrames = new Set();
 window.addEventListener("message", (event) => {
   const data = event.data;
-  if (!data || data.kind !== "py-agent-sandbox-fatal") return;
+  if (data?.kind !== "py-agent-sandbox-fatal") return;
   for (const frame of liveFrames) {
     if (event.source === frame.window && event.source !== null && data.token === frame.token) {
       frame.fatal(String(data.message).slice(0, 2000));

@@ -127,7 +127,7 @@ self.onmessage = async (first) => {
     pyodide.setStdout(writer("stdout"));
     pyodide.setStderr(writer("stderr"));
     pyodide.setStdin({ error: true });
-    if (init.network && lock.packages && lock.packages["pyodide-http"]) {
+    if (init.network && lock.packages?.["pyodide-http"]) {
       await pyodide.loadPackage(["pyodide-http"], { messageCallback: () => {}, errorCallback: () => {} });
       const http = pyodide.pyimport("pyodide_http");
       http.patch_all();
@@ -141,7 +141,7 @@ self.onmessage = async (first) => {
     };
     for (const name of ["_pyagent_sync", "_pyagent_run", "_pyagent_collect"]) pyodide.globals.delete(name);
   } catch (error) {
-    send({ type: "boot-error", message: String(error && error.message ? error.message : error) });
+    send({ type: "boot-error", message: String(error?.message ? error.message : error) });
     return;
   }
   if (!init.network) {

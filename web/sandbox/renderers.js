@@ -115,6 +115,15 @@ function diffBlock(diff) {
   return pre;
 }
 
+// A code run without a title is summed up by its first line of code (the card's state word says
+// whether it runs or ran).
+function firstCodeLine(code) {
+  const line = String(code ?? "")
+    .split("\n")
+    .find((l) => l.trim() && !l.trim().startsWith("#") && !l.trim().startsWith("//"));
+  return line ? line.trim() : "";
+}
+
 function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
@@ -135,9 +144,9 @@ function summaryOf(toolName, a) {
     case "find":
       return ["find", `${a.pattern ?? ""} in ${a.path || "."}`];
     case "javascript":
-      return ["JavaScript", a.title || "Running JavaScript"];
+      return ["JavaScript", a.title || firstCodeLine(a.code)];
     case "python":
-      return ["Python", a.title || "Running Python"];
+      return ["Python", a.title || firstCodeLine(a.code)];
     default:
       return [toolName, ""];
   }

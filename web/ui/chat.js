@@ -165,6 +165,25 @@ function resultText(result) {
     .join("\n");
 }
 
+// A tool call's state as its card says it, in visible text (and so in its accessible name).
+const TOOL_STATE_WORDS = {
+  streaming: "preparing",
+  running: "running",
+  done: "done",
+  error: "failed",
+  interrupted: "stopped",
+};
+const PREVIEW_LINES = 2;
+const PREVIEW_CHARS = 240;
+
+function previewLines(text) {
+  const lines = text.split("\n").filter((line) => line.trim());
+  let shown = lines.slice(0, PREVIEW_LINES).join("\n");
+  if (shown.length > PREVIEW_CHARS) shown = `${shown.slice(0, PREVIEW_CHARS - 1)}…`;
+  else if (lines.length > PREVIEW_LINES) shown += " …";
+  return shown;
+}
+
 function jsonText(value) {
   try {
     return JSON.stringify(value ?? {}, null, 2);
@@ -639,7 +658,8 @@ export class ChatView {
       article.prepend(blocks);
     }
     const content = Array.isArray(m.content) ? m.content : [];
-    const cache = article._blocks ?? (article._blocks = []);
+    article._blocks ??= [];
+    const cache = article._blocks;
     let behind = false;
     content.forEach((block, i) => {
       let entry = cache[i];
@@ -751,7 +771,8 @@ export class ChatView {
           icon("tool", "icon tool-icon"),
           h("span", { class: "tool-title" }),
           h("span", { class: "tool-summary" }),
-          h("span", { class: "visually-hidden tool-state" }),
+          h("span", { class: "tool-state" }),
+          h("span", { class: "tool-preview" }),
         ),
         h("div", { class: "tool-body" }),
       );
@@ -871,14 +892,10 @@ export class ChatView {
     card.dataset.status = state.status;
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
     card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
-    const words = {
-      streaming: "preparing",
-      running: "running",
-      done: "done",
-      error: "failed",
-      interrupted: "not finished",
-    };
-    card.querySelector(".tool-state").textContent = `(${words[state.status]})`;
+    card.querySelector(".tool-state").textContent = TOOL_STATE_WORDS[state.status];
+    // The first lines of what it gave, readable without opening the card (opening shows it all).
+    const output = state.status === "done" || state.status === "error" ? resultText(state.result).trim() : "";
+    card.querySelector(".tool-preview").textContent = output ? previewLines(output) : "";
     const body = card.querySelector(".tool-body");
     const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
     if (card._sig === sig && !custom?.body) return;

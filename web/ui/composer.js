@@ -7,7 +7,7 @@
 // Nothing is dropped silently: a model that can't see images is named in a notice before sending,
 // and the send then needs a confirmation.
 
-import { h, icon, iconButton, formatTokens } from "./dom.js";
+import { h, iconButton, formatTokens } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
