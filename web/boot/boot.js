@@ -77,6 +77,11 @@ function siteUrl(path) {
 
 // ---- Watching downloads: Resource Timing tells when each same-origin file has arrived ----
 
+/**
+ * @param {import("./messages.js").SiteFile[]} files
+ * @param {(file: import("./messages.js").SiteFile, entry: PerformanceEntry) => void} onDone
+ * @returns {() => void} stops watching
+ */
 function watchDownloads(files, onDone) {
   const pending = new Map(files.map((f) => [siteUrl(f.file), f]));
   const seen = new Set();
@@ -97,6 +102,7 @@ function watchDownloads(files, onDone) {
 
 // ---- The steps ----
 
+/** @returns {Promise<Manifest>} */
 async function loadManifest() {
   const url = siteUrl("manifest.json");
   let response;
@@ -154,6 +160,10 @@ function catchWasmFailure(onCompiled) {
 
 // The compiled WebAssembly.Module of the library at `path` (relative to site-packages) in the
 // packages being unpacked (unpack.js), for a restore (snapshot.js).
+/**
+ * @param {Unpacking} unpacking
+ * @returns {(path: string) => Promise<WebAssembly.Module | null>}
+ */
 function libraryModule(unpacking) {
   return async (path) => {
     for (const { dynlibs } of unpacking.archives) {
@@ -164,6 +174,12 @@ function libraryModule(unpacking) {
   };
 }
 
+/**
+ * @param {Manifest} manifest
+ * @param {Promise<any>} snapshotPromise readSnapshot's (a SnapshotLookup, read field by field)
+ * @param {Unpacking} unpacking
+ * @returns {Promise<{pyodide: Pyodide, restored: boolean}>}
+ */
 async function startPython(manifest, snapshotPromise, unpacking) {
   const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
   let arrived = 0;
@@ -285,6 +301,12 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   return { pyodide, restored };
 }
 
+/**
+ * @param {Pyodide} pyodide
+ * @param {Manifest} manifest
+ * @param {Unpacking} unpacking
+ * @param {boolean} restored
+ */
 async function installPackages(pyodide, manifest, unpacking, restored) {
   startStep("install");
   const wheels = manifest.wheels;
@@ -348,6 +370,10 @@ async function installPackages(pyodide, manifest, unpacking, restored) {
   finishStep("install", `${wheels.length} packages`);
 }
 
+/**
+ * @param {Pyodide} pyodide
+ * @param {boolean} restored
+ */
 async function importPyAgent(pyodide, restored) {
   startStep("import");
   try {
@@ -425,6 +451,7 @@ window.pyAgent = {
 // A host that serves .wasm without application/wasm (as application/octet-stream) still works.
 acceptAnyWasmType();
 
+/** @param {any} event an ErrorEvent or a PromiseRejectionEvent */
 function onUnexpected(event) {
   if (document.documentElement.dataset.state !== "loading") return;
   const error = event.reason ?? event.error ?? new Error(event.message ?? "unknown error");

@@ -31,11 +31,11 @@ var pyAgentBytes = (() => {
   }
 
   /**
-   * @param {BufferSource} bytes
+   * @param {ArrayBuffer | ArrayBufferView} bytes
    * @returns {Promise<string>} their SHA-256, as hex
    */
   async function sha256(bytes) {
-    return hex(await crypto.subtle.digest("SHA-256", bytes));
+    return hex(await crypto.subtle.digest("SHA-256", /** @type {BufferSource} */ (bytes)));
   }
 
   return Object.freeze({ CACHE_PREFIX, hex, base64, sha256 });

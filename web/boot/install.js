@@ -17,6 +17,10 @@
  * PYODIDE_SOURCE file in each .dist-info), their dynamic libraries loaded (from the modules
  * compiled meanwhile), `pyodide.loadedPackages` updated. After a restore (`restored`), only the
  * files: the rest is in the snapshot.
+ * @param {Pyodide} pyodide
+ * @param {UnpackedArchive[]} archives
+ * @param {string[]} names
+ * @param {{restored?: boolean}} [options]
  */
 export async function installPackageFiles(pyodide, archives, names, { restored = false } = {}) {
   const { FS } = pyodide;
@@ -80,6 +84,11 @@ export async function installPackageFiles(pyodide, archives, names, { restored =
 // profiles of a warm visit). The same nodes as FS.writeFile(path, bytes, {canOwn: true}) and
 // FS.mkdirTree make (modes 0o100666 and 0o40777, the bytes owned, not copied). Null when `root`
 // is not a MEMFS folder; a path that exists already is written by FS.writeFile.
+/**
+ * @param {any} FS Emscripten's file system (pyodide.FS)
+ * @param {string} root
+ * @returns {((path: string, data: Uint8Array | string) => void) | null}
+ */
 export function memfsWriter(FS, root) {
   const MEMFS = FS.filesystems?.MEMFS;
   let top;

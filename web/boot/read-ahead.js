@@ -49,8 +49,11 @@ async function snapshot(manifest, version) {
     version,
     bundleSha256: manifest.site_packages.sha256,
   });
-  post({ kind: "snapshot-record", stale: found?.stale ?? null, meta: found?.meta ?? null });
-  if (!found?.meta) return;
+  if (!found || !("meta" in found)) {
+    post({ kind: "snapshot-record", stale: found && "stale" in found ? found.stale : null, meta: null });
+    return;
+  }
+  post({ kind: "snapshot-record", stale: null, meta: found.meta });
   try {
     await found.read;
     post({ kind: "snapshot-bytes", bytes: found.bytes }, [found.bytes.buffer]);

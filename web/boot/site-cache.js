@@ -14,11 +14,20 @@ import { findSnapshot, SNAPSHOT_PATH, shippedSnapshot, snapshotResponse } from "
 /** @typedef {import("./messages.js").SnapshotLookup} SnapshotLookup */
 /** @typedef {import("./messages.js").ReadAhead} ReadAhead */
 /** @typedef {import("./messages.js").ReadAheadMessage} ReadAheadMessage */
+/** @typedef {import("./messages.js").ReadAheadRequest} ReadAheadRequest */
+/** @typedef {import("./messages.js").SnapshotRequest} SnapshotRequest */
+/** @typedef {import("./messages.js").SnapshotReply} SnapshotReply */
+/** @typedef {import("./messages.js").CacheSiteRequest} CacheSiteRequest */
+/** @typedef {import("./messages.js").CacheSiteReply} CacheSiteReply */
 /** @typedef {(path: string) => string} SiteUrl */
 
 const { CACHE_PREFIX, sha256 } = pyAgentBytes;
 
-/** SHA-256 of manifest.json's bytes: the version of the site (as sw.js names it), or null. */
+/**
+ * SHA-256 of manifest.json's bytes: the version of the site (as sw.js names it), or null.
+ * @param {Uint8Array} bytes
+ * @returns {Promise<string | null>}
+ */
 export async function versionOf(bytes) {
   if (!globalThis.crypto?.subtle || !globalThis.caches) return null; // not a secure context
   return sha256(bytes);
@@ -34,9 +43,15 @@ function snapshotsWanted() {
  * there is none (or snapshots are off); {stale: reason} when it was of another build (deleted);
  * else {meta, bytes, read}, its bytes being read. `ahead`: web/boot/read-ahead.js reading it (readAhead),
  * or null.
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ * @param {Manifest} manifest
+ * @param {ReadAhead | null} [ahead]
+ * @returns {Promise<SnapshotLookup>}
  */
 export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
   if (!snapshotsWanted() || !manifest.site_packages) return null;
+  /** @type {SnapshotLookup | undefined} */
   let kept = null;
   if (version) {
     kept = ahead ? await keptAhead(ahead) : undefined;
@@ -52,17 +67,21 @@ export async function readSnapshot(version, siteUrl, manifest, ahead = null) {
       }
     }
   }
-  if (kept?.meta) return kept;
+  if (kept && "meta" in kept) return kept;
   // None kept (a first visit, or the kept one was of another build): the one shipped with the site.
   const shipped = shippedSnapshot(manifest, siteUrl);
-  if (!shipped?.meta) return kept ?? shipped;
-  if (kept?.stale) shipped.keptStale = kept.stale;
+  if (!shipped || !("meta" in shipped)) return kept ?? shipped;
+  if (kept && "stale" in kept) shipped.keptStale = kept.stale;
   return shipped;
 }
 
 // The kept snapshot as web/boot/read-ahead.js found it (findSnapshot's result), or undefined when the
 // worker did not read it (the page then reads it itself). Its bytes are copied into a buffer
 // given to Pyodide at once, which then does not wait for them before instantiating the runtime.
+/**
+ * @param {ReadAhead} ahead
+ * @returns {Promise<SnapshotLookup | undefined>}
+ */
 async function keptAhead(ahead) {
   const record = await ahead.snapshotRecord;
   if (record.error) return undefined;
@@ -83,6 +102,12 @@ async function keptAhead(ahead) {
  * bundle}, promises of its messages (each settles, with an `error` if that read did not work), for
  * readSnapshot and startUnpacking; null when there is no such worker.
  */
+/**
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ * @param {Manifest} manifest
+ * @returns {ReadAhead | null}
+ */
 export function readAhead(version, siteUrl, manifest) {
   if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) return null;
   let worker;
@@ -92,9 +117,12 @@ export function readAhead(version, siteUrl, manifest) {
     return null;
   }
   const wanted = snapshotsWanted();
+  /** @type {Record<string, (message: ReadAheadMessage) => void>} */
   const settle = {};
   const kinds = ["snapshot-record", "snapshot-bytes", "bundle"];
+  /** @type {Record<string, Promise<any>>} */
   const read = Object.fromEntries(kinds.map((kind) => [kind, new Promise((resolve) => (settle[kind] = resolve))]));
+  /** @param {ReadAheadMessage} data */
   const done = (data) => {
     if (!settle[data.kind]) return;
     settle[data.kind](data);
@@ -106,12 +134,20 @@ export function readAhead(version, siteUrl, manifest) {
   worker.onmessage = ({ data }) => done(data);
   worker.onerror = (event) => {
     event.preventDefault();
-    for (const kind of Object.keys(settle)) done({ kind, error: "the read-ahead worker failed" });
+    for (const kind of Object.keys(settle)) {
+      done(/** @type {ReadAheadMessage} */ ({ kind, error: "the read-ahead worker failed" }));
+    }
   };
-  worker.postMessage({ manifest, version, snapshot: wanted });
+  /** @type {ReadAheadRequest} */
+  const request = { manifest, version, snapshot: wanted };
+  worker.postMessage(request);
   return { snapshotRecord: read["snapshot-record"], snapshotBytes: read["snapshot-bytes"], bundle: read.bundle };
 }
 
+/**
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ */
 export async function deleteSnapshot(version, siteUrl) {
   try {
     await (await caches.open(CACHE_PREFIX + version)).delete(siteUrl(SNAPSHOT_PATH));
@@ -126,6 +162,12 @@ export async function deleteSnapshot(version, siteUrl) {
  * as they are instead of inflating the shipped file again. Resolves to "made" or "failed: <reason>"
  * (later visits then restore the shipped file again).
  */
+/**
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ * @param {FoundSnapshot} snapshot
+ * @returns {Promise<string>}
+ */
 export async function keepShippedSnapshot(version, siteUrl, { meta, bytes }) {
   try {
     if (!version) throw new Error("not a secure context");
@@ -137,7 +179,11 @@ export async function keepShippedSnapshot(version, siteUrl, { meta, bytes }) {
   }
 }
 
-/** What boot.snapshot starts as when Python starts normally: "pending" if a snapshot will be made. */
+/**
+ * What boot.snapshot starts as when Python starts normally: "pending" if a snapshot will be made.
+ * @param {string | null} version
+ * @param {Manifest} manifest
+ */
 export function snapshotPlan(version, manifest) {
   return version && snapshotsWanted() && manifest.site_packages ? "pending" : "none";
 }
@@ -146,6 +192,12 @@ export function snapshotPlan(version, manifest) {
  * Once the page is ready (and was not restored from a snapshot): makes the snapshot for the next
  * visit in a worker (snapshot-worker.js), off the page's thread. Resolves to "made" or
  * "failed: <reason>" (a visit without a snapshot starts Python normally, and tries again).
+ */
+/**
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ * @param {Manifest} manifest
+ * @returns {Promise<string>}
  */
 export function makeSnapshot(version, siteUrl, manifest) {
   return new Promise((resolve) => {
@@ -156,23 +208,27 @@ export function makeSnapshot(version, siteUrl, manifest) {
       resolve(`failed: ${error.message ?? error}`);
       return;
     }
+    /** @param {string} status */
     const done = (status) => {
       worker.terminate();
       if (status !== "made") console.warn(`py-agent: no memory snapshot for the next visit: ${status}`);
       resolve(status);
     };
-    worker.onmessage = ({ data }) => done(data?.ok ? "made" : `failed: ${data?.error}`);
+    /** @param {MessageEvent<SnapshotReply>} event */
+    worker.onmessage = ({ data }) => done(data?.ok ? "made" : `failed: ${"error" in data ? data.error : data}`);
     worker.onerror = (event) => {
       event.preventDefault();
       done(`failed: ${event.message || "the worker did not start"}`);
     };
-    worker.postMessage({
+    /** @type {SnapshotRequest} */
+    const request = {
       site: siteUrl("./"),
       manifest,
-      version,
+      version: String(version),
       cacheName: CACHE_PREFIX + version,
       key: siteUrl(SNAPSHOT_PATH),
-    });
+    };
+    worker.postMessage(request);
   });
 }
 
@@ -180,17 +236,24 @@ export function makeSnapshot(version, siteUrl, manifest) {
  * Registers sw.js for the site's folder and asks it to cache the whole site. Resolves to
  * "ready" (the site works offline), "unsupported" or "failed: <reason>".
  */
+/**
+ * @param {SiteUrl} siteUrl
+ * @returns {Promise<string>}
+ */
 export async function enableOffline(siteUrl) {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return "unsupported";
   try {
     await navigator.serviceWorker.register(siteUrl("sw.js"), { scope: siteUrl("./") });
     const registration = await navigator.serviceWorker.ready;
+    /** @type {CacheSiteReply} */
     const reply = await new Promise((resolve) => {
       const channel = new MessageChannel();
       channel.port1.onmessage = (event) => resolve(event.data);
-      registration.active.postMessage({ type: "cache-site" }, [channel.port2]);
+      /** @type {CacheSiteRequest} */
+      const request = { type: "cache-site" };
+      registration.active?.postMessage(request, [channel.port2]);
     });
-    return reply?.ok ? "ready" : `failed: ${reply?.error}`;
+    return reply?.ok ? "ready" : `failed: ${reply && "error" in reply ? reply.error : "no reply"}`;
   } catch (error) {
     return `failed: ${error.message ?? error}`;
   }

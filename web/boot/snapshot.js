@@ -72,6 +72,8 @@ function tableDigest(module, start) {
 /**
  * The record of the dynamic libraries loaded since the runtime started (`tableAtStart`: the
  * function table's length then). Throws when a library cannot be restored.
+ * @param {Pyodide} pyodide
+ * @param {number} tableAtStart
  */
 export function recordLibraries(pyodide, tableAtStart) {
   const module = pyodide._module;
@@ -137,6 +139,9 @@ export async function makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifes
 /**
  * Takes the snapshot of a Pyodide started with `_makeSnapshot` that has its packages installed and
  * imported. Returns {meta, bytes} (meta: the record stored beside it).
+ * @param {Pyodide} pyodide
+ * @param {{tableAtStart: number, version: string | null, bundleSha256: string}} options
+ * @returns {Promise<{meta: SnapshotMeta, bytes: Uint8Array}>}
  */
 export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha256 }) {
   const record = recordLibraries(pyodide, tableAtStart);
@@ -166,8 +171,12 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
   return { meta, bytes };
 }
 
+/**
+ * The Response that keeps a snapshot in Cache Storage: its bytes, its record in a header.
+ * @param {{meta: SnapshotMeta, bytes: Uint8Array}} snapshot
+ */
 export function snapshotResponse({ meta, bytes }) {
-  return new Response(bytes, {
+  return new Response(/** @type {BodyInit} */ (bytes), {
     headers: { "content-type": "application/octet-stream", [HEADER]: JSON.stringify(meta) },
   });
 }
@@ -180,6 +189,10 @@ export function snapshotResponse({ meta, bytes }) {
  * (deleted); else {meta, bytes, read}: `bytes` is a buffer of the snapshot's size that is being
  * filled, `read` a promise that resolves once it is filled and its SHA-256 checked, and rejects
  * otherwise.
+ * @param {Cache} cache
+ * @param {string} key
+ * @param {{version: string, bundleSha256: string}} build
+ * @returns {Promise<import("./messages.js").SnapshotLookup>}
  */
 export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   const response = await cache.match(key);
@@ -231,6 +244,9 @@ async function fill(bytes, stream) {
  * {stale: reason} when its record does not belong to this build; else {meta, bytes, read} as
  * findSnapshot's. The file is fetched with its sha256 as Subresource Integrity (the browser
  * rejects bytes whose hash differs) and inflated (gzip) into `bytes`.
+ * @param {Manifest} manifest
+ * @param {(path: string) => string} siteUrl
+ * @returns {import("./messages.js").SnapshotLookup}
  */
 export function shippedSnapshot(manifest, siteUrl) {
   const shipped = manifest.snapshot;
@@ -260,6 +276,10 @@ export function shippedSnapshot(manifest, siteUrl) {
  * checked, and before Pyodide copies it into the memory: grows the memory to the snapshot's size,
  * checks the function table and the libraries' bases, and puts each library back at its bases.
  * `libraries(path)`: a promise of the compiled WebAssembly.Module of that library.
+ * @param {FoundSnapshot} snapshot
+ * @param {string} asmUrl
+ * @param {(path: string) => Promise<WebAssembly.Module | null>} libraries
+ * @param {() => void} [onInstance]
  */
 export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = () => {}) {
   const { default: createPyodideModule } = await import(asmUrl);
@@ -372,6 +392,8 @@ function reinstantiate(module, wasmModule, lib) {
  * snapshot's, lists the loaded packages again, gives `random` a fresh seed (every restore starts
  * from the same memory), and checks that pydantic-core answers. Throws on any mismatch: the caller
  * then starts Python normally.
+ * @param {Pyodide} pyodide
+ * @param {FoundSnapshot} snapshot
  */
 export function afterRestore(pyodide, { meta }) {
   const module = pyodide._module;
