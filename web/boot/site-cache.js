@@ -215,7 +215,7 @@ export function makeSnapshot(version, siteUrl, manifest) {
       resolve(status);
     };
     /** @param {MessageEvent<SnapshotReply>} event */
-    worker.onmessage = ({ data }) => done(data?.ok ? "made" : `failed: ${"error" in data ? data.error : data}`);
+    worker.onmessage = ({ data }) => done(data?.ok ? "made" : `failed: ${data && "error" in data ? data.error : data}`);
     worker.onerror = (event) => {
       event.preventDefault();
       done(`failed: ${event.message || "the worker did not start"}`);
@@ -251,7 +251,7 @@ export async function enableOffline(siteUrl) {
       channel.port1.onmessage = (event) => resolve(event.data);
       /** @type {CacheSiteRequest} */
       const request = { type: "cache-site" };
-      registration.active?.postMessage(request, [channel.port2]);
+      /** @type {ServiceWorker} */ (registration.active).postMessage(request, [channel.port2]);
     });
     return reply?.ok ? "ready" : `failed: ${reply && "error" in reply ? reply.error : "no reply"}`;
   } catch (error) {
