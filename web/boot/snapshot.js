@@ -1,31 +1,11 @@
 // @ts-check
-// The memory snapshot that later visits restore (docs/boot.md, "The memory snapshot"): made by
-// snapshot-worker.js (once the app is ready, in a Pyodide of its own), or when the site is built
-// (scripts/snapshot.mjs: shipped with the site, restored by a first visit: shippedSnapshot), both
-// with makeSnapshotOf; found and restored by boot.js (through site-cache.js). It is taken after the
-// site's packages are installed and `py_agent` and the app's Python modules are imported, so a
-// restored page neither installs (but for writing the files) nor imports.
-//
-// What Pyodide's own snapshot leaves out, handled here:
-// - pydantic-core's WebAssembly library (an Emscripten side module): its code and its slots in the
-//   function table live outside the memory, and Pyodide refuses a snapshot once a package is loaded
-//   (pyodide#5195). The snapshot records where the dynamic loader put each library (its dlopen
-//   handle, memory base, table base, sizes) and a digest of the function table and of the loader's
-//   GOT; a restore instantiates the same module again at the same bases before the memory is copied
-//   back, without its data relocations and constructors (the memory holds their results), then
-//   checks that the table and the GOT came out exactly as in the worker.
-// - The files of site-packages (outside the memory): written from site-packages.bin, as at a normal
-//   start, once Python runs.
-// - The memory's size: Pyodide sizes it with INITIAL_MEMORY, which this build ignores (pyodide#6254):
-//   the memory is grown to the snapshot's size before it is copied back.
-//
-// Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
-// version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
-// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
-// body, libraries, table). The record is read first: the runtime compiles and instantiates while
-// the body is read into a buffer of the recorded size and its SHA-256 checked (off the page's
-// thread). Anything that does not match (another kind, another build, a damaged body, another
-// table) means a normal start, and a new snapshot.
+// The memory snapshot that later visits restore, explained in docs/boot.md ("The memory snapshot"):
+// making it (makeSnapshotOf: in snapshot-worker.js once the app is ready, and in
+// scripts/snapshot.mjs when the site is built), finding it (findSnapshot: kept in Cache Storage
+// under __sw__/snapshot, its record in the x-py-agent-snapshot header; shippedSnapshot: shipped
+// with the site) and restoring it (restoreOptions, afterRestore). What Pyodide's own snapshot
+// leaves out is handled here: pydantic-core's WebAssembly library, put back at the addresses the
+// record keeps (pyodide#5195), and the memory's size (pyodide#6254).
 
 import "./bytes.js";
 import { installPackageFiles } from "./install.js";
