@@ -7,7 +7,7 @@ and what the preview panel reads.
 - :func:`page_workspace_platform`: the :class:`~py_agent.app.workspace_store.WorkspacePlatform`
   the page gives the workspace plugin (:func:`py_agent.browser.main.start` passes it to
   :func:`py_agent.app.plugins.default_plugins`).
-- :class:`PreviewSource` / :func:`preview_source`: what ``web/sandbox/preview.js`` reads.
+- :class:`PreviewSource` / :func:`preview_source`: what ``web/files/preview.js`` reads.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _bytes(data: Any) -> bytes:
 
 
 class PreviewSource:
-    """What ``web/sandbox/preview.js`` reads (the file list, one file, the zip, the limits, changes)
+    """What ``web/files/preview.js`` reads (the file list, one file, the zip, the limits, changes)
     and does for the user (upload, new file, rename, delete). The changes answer JSON:
     ``{"path": ...}`` or ``{"error": "a sentence for the user"}``."""
 

@@ -26,7 +26,7 @@ def wait_for(page: Any, predicate: Callable[[], bool], timeout: float = 60.0) ->
 
 def previewed_svg(page: Any) -> str:
     for frame in page.frames:
-        if not frame.url.endswith("/sandbox/preview.html"):
+        if not frame.url.endswith("/files/preview.html"):
             continue
         try:
             html = str(frame.evaluate("() => document.querySelector('iframe')?.srcdoc ?? ''"))

@@ -472,7 +472,7 @@ def test_the_page_declares_the_required_policy(app_site: Path) -> None:
 
 
 def test_no_inline_script_or_third_party_origin_anywhere_in_the_site(app_site: Path) -> None:
-    sandbox_frames = {"sandbox/frame.html", "sandbox/frame-net.html", "sandbox/preview.html"}
+    sandbox_frames = {"sandbox/frame.html", "sandbox/frame-net.html", "files/preview.html"}
     for path in sorted(app_site.rglob("*.html")):
         rel = path.relative_to(app_site).as_posix()
         if rel.startswith("pyodide/"):
@@ -540,9 +540,10 @@ def test_another_site_cannot_use_the_sandbox_frames(browser: Any, app: GuardedAp
     html = f"""<!doctype html><meta charset=utf-8><body>
 <script>
 window.results = [];
-for (const name of ["frame.html", "frame-net.html", "preview.html"]) {{
+for (const path of ["sandbox/frame.html", "sandbox/frame-net.html", "files/preview.html"]) {{
+  const name = path.split("/").pop();
   const f = document.createElement("iframe");
-  f.src = {json.dumps(app.base)} + "/sandbox/" + name;
+  f.src = {json.dumps(app.base)} + "/" + path;
   f.onload = () => {{
     const ch = new MessageChannel();
     ch.port1.onmessage = (e) => window.results.push(name + ": " + e.data);

@@ -55,6 +55,7 @@
       "host-faults.js",
       "runtime.js",
       "site-cache.js",
+      "pyodide-starts.js",
       "snapshot.js",
       "install.js",
       "unpack.js",

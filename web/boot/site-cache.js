@@ -7,6 +7,7 @@
 // registration (offline use).
 
 import "./bytes.js";
+import { startPyodideInTurn } from "./pyodide-starts.js";
 import { findSnapshot, SNAPSHOT_PATH, shippedSnapshot, snapshotResponse } from "./snapshot.js";
 
 /** @typedef {import("./messages.js").Manifest} Manifest */
@@ -200,6 +201,16 @@ export function snapshotPlan(version, manifest) {
  * @returns {Promise<string>}
  */
 export function makeSnapshot(version, siteUrl, manifest) {
+  return startPyodideInTurn(() => snapshotInWorker(version, siteUrl, manifest));
+}
+
+/**
+ * @param {string | null} version
+ * @param {SiteUrl} siteUrl
+ * @param {Manifest} manifest
+ * @returns {Promise<string>}
+ */
+function snapshotInWorker(version, siteUrl, manifest) {
   return new Promise((resolve) => {
     let worker;
     try {

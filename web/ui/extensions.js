@@ -11,7 +11,7 @@
 // registerPanel(id, { title, mount(container, api), onMessage?(data), onOpen?(), onClose?() })
 //   A side panel (e.g. the workspace preview). Python opens it and sends it data through
 //   ToolHost.open_panel / post_to_panel; the panel answers through api.send(data), which reaches
-//   the Python handler its plugin declares (Plugin.panel_handlers in py_agent/app/plugin.py).
+//   the Python handler its plugin declares (Plugin.panel_handlers in py_agent/app/plugin_contract.py).
 //
 // registerSettingsTab(id, label, render)
 //   An extra tab of Settings (before "Chat"); `render(panel, { app, rerender })` fills the panel.

@@ -3,11 +3,11 @@
 :func:`subagents_plugin` (listed in :func:`py_agent.app.plugins.default_plugins`) declares
 
 - the page commands of Settings → Agents (``py("agents_list")`` ...), over the page's one
-  :func:`~py_agent.app.subagent_plugin.agent_registry` (stored in IndexedDB by
-  :func:`~py_agent.app.subagent_plugin.attach_storage`, which the app calls at start):
+  :func:`~py_agent.app.subagent_tool.agent_registry` (stored in IndexedDB by
+  :func:`~py_agent.app.subagent_tool.attach_storage`, which the app calls at start):
   ``agents_list``, ``agent_markdown {name}``, ``agent_save {markdown, previous_name}``,
   ``agent_delete {name}``, ``agent_import {text, filename}``, ``agent_confirm {name}``;
-- the tool factory ``"subagent"`` (:func:`~py_agent.app.subagent_plugin.make_subagent_tool`),
+- the tool factory ``"subagent"`` (:func:`~py_agent.app.subagent_tool.make_subagent_tool`),
   its ``after_tool_call`` hook, and the loading of the stored definitions when storage opens;
 - a usage source: the children's usage (``details.results[].usage`` of ``subagent`` tool results,
   as :func:`py_agent.tools.subagent.collect_subagent_usage` reads it) added to the session's
@@ -30,8 +30,8 @@ from ..tools.subagent_definitions import (
     definition_to_markdown,
 )
 from .commands import command
-from .plugin import Plugin
-from .subagent_plugin import agent_registry, attach_storage, make_subagent_tool
+from .plugin_contract import Plugin
+from .subagent_tool import agent_registry, attach_storage, make_subagent_tool
 
 __all__ = ["agent_row", "subagent_usage", "subagents_plugin"]
 

@@ -1,4 +1,4 @@
-"""Attachments (py_agent.session.attachments): plugin data a session's .jsonl export carries as
+"""Attachments (py_agent.session.export_attachments): plugin data a session's .jsonl export carries as
 trailing ``custom`` entries, taken out again on import; the workspace's attachment
 (py_agent.tools.workspace); and pi's own reader on such a file."""
 

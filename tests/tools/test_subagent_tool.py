@@ -11,9 +11,9 @@ from typing import Any
 
 from subagent_helpers import Seen, dummy_tool, make_faux, router, task_of
 
-from py_agent.app import subagent_plugin
-from py_agent.app.plugin import LoadedPlugins, ToolHost
-from py_agent.app.subagent_ui import subagents_plugin
+from py_agent.app import subagent_tool
+from py_agent.app.plugin_contract import LoadedPlugins, ToolHost
+from py_agent.app.subagents_plugin import subagents_plugin
 from py_agent.app.workspace_store import WorkspacePlatform, set_workspace_platform, workspace_platform
 from py_agent.tools.subagent import SubagentTool
 from py_agent.tools.subagent_definitions import AgentDefinition, AgentRegistry
@@ -61,7 +61,7 @@ async def test_the_factory_is_declared_and_children_use_the_session_tools() -> N
 
 async def test_imported_agents_are_confirmed_through_the_page_dialog() -> None:
     faux, model = make_faux()
-    registry = subagent_plugin.agent_registry()
+    registry = subagent_tool.agent_registry()
     try:
         faux.set_responses(router(lambda ctx: "ran"))
         registry.import_markdown("---\nname: plugin-imported\ndescription: d\n---\nx", origin="agents/x.md")
@@ -71,7 +71,7 @@ async def test_imported_agents_are_confirmed_through_the_page_dialog() -> None:
             questions.append((title, message))
             return True
 
-        tool = subagent_plugin.make_subagent_tool(tool_host(model, {"confirm": confirm}))
+        tool = subagent_tool.make_subagent_tool(tool_host(model, {"confirm": confirm}))
         result = await tool.execute("c1", {"agent": "plugin-imported", "task": "t"}, None, None)  # type: ignore[misc]
         assert result.content[0].text == "ran"
         assert questions == [
@@ -102,10 +102,10 @@ async def test_storage_is_loaded_and_saved_on_change() -> None:
     saved = AgentRegistry(builtins=False)
     saved.save(AgentDefinition(name="stored-one", description="from IndexedDB"))
     backend = FakeKV({("settings", "subagent.agents"): saved.to_records()})
-    registry = subagent_plugin.agent_registry()
+    registry = subagent_tool.agent_registry()
     before = registry.to_records()
     try:
-        assert await subagent_plugin.attach_storage(backend) == []
+        assert await subagent_tool.attach_storage(backend) == []
         assert registry.get("stored-one") is not None
         registry.save(AgentDefinition(name="new-one", description="typed in settings"))
         await asyncio.sleep(0.01)
@@ -119,9 +119,9 @@ async def test_storage_is_loaded_and_saved_on_change() -> None:
 async def test_dropped_tools_do_not_stay_subscribed_to_the_shared_registry() -> None:
     faux, model = make_faux()
     try:
-        registry = subagent_plugin.agent_registry()
+        registry = subagent_tool.agent_registry()
         before = len(registry._listeners)
-        tool = subagent_plugin.make_subagent_tool(tool_host(model, {}))
+        tool = subagent_tool.make_subagent_tool(tool_host(model, {}))
         assert len(registry._listeners) == before + 1
         del tool
         gc.collect()
@@ -155,7 +155,7 @@ async def test_without_get_tools_children_use_the_workspace_plugins_tools() -> N
             return "written"
 
         faux.set_responses(router(respond, seen))
-        tool = subagent_plugin.make_subagent_tool(tool_host(model, {"workspace": workspace}))
+        tool = subagent_tool.make_subagent_tool(tool_host(model, {"workspace": workspace}))
         result = await tool.execute("c1", {"agent": "worker", "task": "write it"}, None, None)  # type: ignore[misc]
         assert result.content[0].text == "written"
         file = workspace.get("out.txt")

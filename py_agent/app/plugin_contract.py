@@ -65,9 +65,13 @@ class ToolHost:
     post_to_panel: Callable[[str, Any], None]
     """Send a JSON message to a side panel of the page (``panel_id, data``); see docs/web-architecture.md."""
     open_panel: Callable[[str], None]
-    """Show a side panel (``panel_id``)."""
+    """Show a side panel (``panel_id``): for what the user asked for."""
     extras: dict[str, Any] = field(default_factory=dict)
     """Shared per-session objects between plugins (e.g. a workspace), keyed by name."""
+    suggest_panel: Callable[[str, str], None] = lambda _panel, _what: None
+    """Offer a side panel the user did not ask for (``panel_id``, what it would show, e.g. a file
+    name): shown at once where the screen has room for it beside the chat, offered in a notice on a
+    phone (where the panel would cover the conversation)."""
 
     @property
     def model(self) -> Model:
@@ -92,7 +96,7 @@ session's entries (all branches) and the latest partial results (JSON) of the to
 @dataclass(frozen=True)
 class SessionExport:
     """Plugin data that a session's ``.jsonl`` export carries as one ``custom`` entry of ``custom_type``
-    (:mod:`py_agent.session.attachments`)."""
+    (:mod:`py_agent.session.export_attachments`)."""
 
     custom_type: str
     export: Callable[[str, list[str]], Awaitable[Any]]

@@ -1,6 +1,6 @@
 """The ``subagent`` tool of the web app: its tool factory and the page's agent definitions.
 
-:func:`py_agent.app.subagent_ui.subagents_plugin` declares the plugin (this tool factory, the
+:func:`py_agent.app.subagents_plugin.subagents_plugin` declares the plugin (this tool factory, the
 Settings → Agents commands, the children's usage). Every chat session then gets a ``subagent`` tool whose children
 use the session's current model and thinking level, its API keys (``ToolHost.get_api_key``) and
 its other tools, so they share the session's workspace.
@@ -40,7 +40,7 @@ from ..tools.subagent_definitions import (
     load_user_definitions,
     save_user_definitions,
 )
-from .plugin import ToolHost
+from .plugin_contract import ToolHost
 
 __all__ = ["agent_registry", "attach_storage", "make_subagent_tool"]
 

@@ -10,8 +10,8 @@ from typing import Any
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend
-from py_agent.app.subagent_plugin import agent_registry
-from py_agent.app.subagent_ui import subagent_usage, subagents_plugin
+from py_agent.app.subagent_tool import agent_registry
+from py_agent.app.subagents_plugin import subagent_usage, subagents_plugin
 from py_agent.testing.mock_server import MockProviderServer
 
 PLUGINS = [subagents_plugin]
