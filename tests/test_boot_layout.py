@@ -263,3 +263,11 @@ def test_docs_boot_md_names_every_file_of_web_boot() -> None:
     missing = [name for name in files if f"`{name}`" not in doc and f"web/boot/{name}" not in doc]
     assert missing == [], f"docs/boot.md does not name {missing}"
     assert "web/sw.js" in doc or "`sw.js`" in doc
+
+
+def test_every_script_of_web_boot_is_type_checked() -> None:
+    # jsconfig.json checks the files that ask for it (checkJs is off: the page's other scripts are not yet typed).
+    unchecked = sorted(
+        p.name for p in BOOT.glob("*.js") if not p.read_text(encoding="utf-8").startswith("// @ts-check")
+    )
+    assert unchecked == []
