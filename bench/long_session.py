@@ -151,6 +151,7 @@ def main() -> None:
                 for i in range(OPENS + 1):
                     page.locator("#new-chat").click()
                     page.locator("#session-title", has_text="New chat").wait_for()
+                    page.locator("html:not([data-switching])").wait_for(state="attached")  # the new chat is open
                     result = page.evaluate(OPEN, [session_id, last])
                     if i == 0:
                         continue  # warm-up: the first open compiles the code paths

@@ -96,6 +96,7 @@ def one_run(page: Any, mock: MockProviderServer, text: str) -> dict[str, float]:
     mock.script([{"text": text, "chunk_size": 4, "delay_ms": 0}])
     page.locator("#new-chat").click()
     page.locator("#session-title", has_text="New chat").wait_for()
+    page.locator("html:not([data-switching])").wait_for(state="attached")  # the new chat is open
     page.evaluate(MONITOR)
     page.evaluate("() => { window.pyAgentApp.frameTimings = []; }")
     page.locator("#input").fill("Stream a long reply")

@@ -16,3 +16,8 @@ def python_blocks(path: Path = README) -> list[str]:
 def needs_provider(block: str) -> bool:
     """A block that talks to a real provider: it reads the provider's key from the environment."""
     return "_API_KEY" in block
+
+
+def needs_mcp_server(block: str) -> bool:
+    """A block that connects to an MCP server: it reads the server's URL from ``MCP_URL``."""
+    return "MCP_URL" in block

@@ -14,7 +14,7 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
-from readme_blocks import needs_provider, python_blocks
+from readme_blocks import needs_mcp_server, needs_provider, python_blocks
 
 from buildsys.pydist import build_dist
 from py_agent import __version__
@@ -88,7 +88,7 @@ def test_wheel_installs_in_a_fresh_venv_and_the_quick_start_runs(dists: list[Pat
         check=True,
     )
     assert str(env_dir) in where.stdout, "imported from the installed wheel, not the checkout"
-    for block in [b for b in python_blocks() if not needs_provider(b)]:
+    for block in [b for b in python_blocks() if not needs_provider(b) and not needs_mcp_server(b)]:
         script = work / "quick_start.py"
         script.write_text(block, encoding="utf-8")
         done = subprocess.run(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +28,7 @@ def run(name: str, *args: str, stdin: str = "", env: dict[str, str] | None = Non
 
 
 def test_every_example_is_run_by_a_test() -> None:
-    tested = {"chat_cli.py", "workspace_folder.py", "subagents.py", "pyodide_page"}
+    tested = {"chat_cli.py", "workspace_folder.py", "subagents.py", "mcp_tools.py", "pyodide_page"}
     assert {p.name for p in EXAMPLES.iterdir() if p.name != "README.md"} == tested
 
 
@@ -73,3 +74,22 @@ def test_subagents_run_three_tasks() -> None:
     for fruit in ("APPLES", "PEARS", "PLUMS"):
         assert f"Done: COUNT THE {fruit}" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "All three counts are done."
+
+
+def test_mcp_tools_lists_the_tools_and_the_model_calls_one() -> None:
+    with McpTestServer() as server:
+        done = run("mcp_tools.py", server.url, "add", '{"a": 2, "b": 3}', env={"MCP_TOKEN": "tok-example"})
+        headers = list(server.headers_seen)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "mcp__server__add: Add two integers and return the sum"
+    assert "mcp__server__pixel: A 1x1 red pixel, as an image" in lines
+    assert lines[-1] == "The tool said: 5"
+    assert all(h.get("authorization") == "Bearer tok-example" for h in headers)
+
+
+def test_mcp_tools_names_a_wrong_url() -> None:
+    with McpTestServer() as server:
+        done = run("mcp_tools.py", server.url.replace("/mcp", "/wrong"))
+    assert done.returncode == 1
+    assert "No MCP server answers at" in done.stderr

@@ -2,8 +2,9 @@
 ``if TYPE_CHECKING``):
 
 - ai imports only ai; core: ai; session: ai, core; tools: ai, core, session; transports: ai;
-  app: ai, core, session, tools, transports; browser: those and app; testing: anything but app
-  and browser; ``py_agent/__init__.py`` (the composition root) anything; any layer may read the
+  mcp (the MCP client and its tool adapter): ai, core; app: ai, core, session, tools, transports,
+  mcp; browser: those and app; testing: anything but app and browser; ``py_agent/__init__.py``
+  (the composition root) anything; any layer may read the
   package's version (``from py_agent import __version__``: a literal, set before any layer runs);
 - only ``py_agent/browser/`` and ``py_agent/transports/fetch.py`` import ``js`` or ``pyodide``;
 - only ``py_agent/transports/__init__.py`` asks which platform it runs on (``sys.platform``,
@@ -21,13 +22,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "py_agent"
 
-LOWER = ("ai", "core", "session", "tools", "transports")
+LOWER = ("ai", "core", "session", "tools", "transports", "mcp")
 ALLOWED: dict[str, set[str]] = {
     "ai": {"ai"},
     "core": {"ai", "core"},
     "session": {"ai", "core", "session"},
     "tools": {"ai", "core", "session", "tools"},
     "transports": {"ai", "transports"},
+    "mcp": {"ai", "core", "mcp"},
     "app": {*LOWER, "app"},
     "browser": {*LOWER, "app", "browser"},
     "testing": {*LOWER, "testing"},

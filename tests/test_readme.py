@@ -16,13 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-from readme_blocks import needs_provider, python_blocks
+from readme_blocks import needs_mcp_server, needs_provider, python_blocks
 
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKS = python_blocks()
-OFFLINE = [block for block in BLOCKS if not needs_provider(block)]
+OFFLINE = [block for block in BLOCKS if not needs_provider(block) and not needs_mcp_server(block)]
+MCP = [block for block in BLOCKS if needs_mcp_server(block)]
 ONLINE = [block for block in BLOCKS if needs_provider(block)]
 KEY = "sk-ant-test-readme-0123456789"
 
@@ -160,3 +162,15 @@ def test_compaction_block_compacts_the_saved_file(tmp_path: Path, reference_inst
     messages = seen["contexts"][seen["leafId"]]["messages"]
     assert messages[0]["role"] == "compactionSummary" and "Question 1 was answered." in messages[0]["summary"]
     assert messages[1]["content"].startswith("Question 2:") and len(messages) == 7
+
+
+def test_mcp_block_calls_the_servers_tool(tmp_path: Path) -> None:
+    assert len(MCP) == 1
+    with McpTestServer() as server:
+        done = run(MCP[0], tmp_path, {"MCP_URL": server.url})
+        seen = list(server.seen)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("tools: mcp__tools__add, mcp__tools__pixel, mcp__tools__weather")
+    assert lines[1:] == ["add returned: 5", "2 + 3 = 5"]
+    assert "tools/call" in seen

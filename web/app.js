@@ -17,6 +17,7 @@ import { toast, dismiss } from "./ui/toasts.js";
 import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
 import { panel as getPanel } from "./ui/extensions.js";
+import { useSettings } from "./attachments/limits.js";
 import "./plugins.js";
 import "./ui/reliability.js"; // retry notices, keys and sessions kept in step across tabs
 
@@ -33,6 +34,7 @@ const app = {
   frameTimings: null,
   db: null, // web/boot/idb.js's Storage: the page reads from it itself only to draw before Python can
   pythonReady: false,
+  routable: false, // the address is followed (route) from main()'s first route on; before, only previewed
 };
 window.pyAgentApp = app;
 
@@ -75,12 +77,16 @@ async function main() {
   entry.destroy?.();
   connect(dispatch);
   app.init = await py("init", { origin: location.origin }); // advice names this page's origin
+  useSettings(() => app.init?.settings); // the attachments' limits, as Settings has them
   applyTheme(app.init.settings.theme ?? "system");
   await drawn;
   if (!ui.chat) buildUi();
   wirePython();
   for (const notice of app.init.notices) toast(notice, "warn");
-  await route();
+  // From here on every change of the address is routed (a click on a session while this first
+  // route runs supersedes it); before, it was only previewed, and this route reads the address now.
+  app.routable = true;
+  await navigate();
   reveal();
   app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
@@ -165,33 +171,52 @@ function hashSessionId() {
 async function previewFromHash({ paint = true } = {}) {
   const id = hashSessionId();
   if (id) await previewSession(id, { paint });
+  else if (ui.chat.previewing) {
+    // Back to a new chat before Python is ready: nothing of the session left the screen showed.
+    ui.chat.showPreview(null, []);
+    setHeading("New chat", false);
+    ui.sessions.setCurrent(null);
+  }
 }
 
 function queueEarly(text) {
   earlyQueue.push(text);
   renderEarlyQueue();
-  announce("Queued: it is sent as soon as the app is ready.");
+  announce(
+    app.pythonReady
+      ? "Queued: it is sent once the session is open."
+      : "Queued: it is sent as soon as the app is ready.",
+  );
   return true;
 }
 
 function renderEarlyQueue() {
-  ui.composer.renderQueue(
-    earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })),
-  );
+  const label = app.pythonReady ? "Waiting for the session" : "Waiting for Python";
+  ui.composer.renderQueue(earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label })));
 }
 
+// Messages sent before Python was ready, or while a session was opening: sent into the session
+// open once no switch is under way (one sender at a time, in order).
+let sendingEarly = false;
 async function sendEarlyMessages() {
-  while (earlyQueue.length) {
-    const text = earlyQueue[0];
-    const accepted = await submit(text, "follow_up", app.state?.streaming);
-    earlyQueue.shift();
-    renderEarlyQueue();
-    if (!accepted) {
-      ui.composer.restore([text, ...earlyQueue.splice(0)]);
+  if (sendingEarly || !app.pythonReady) return;
+  sendingEarly = true;
+  try {
+    await routesSettled();
+    while (earlyQueue.length) {
+      const text = earlyQueue[0];
+      const accepted = await deliver(text, "follow_up", app.state?.streaming);
+      earlyQueue.shift();
       renderEarlyQueue();
+      if (!accepted) {
+        ui.composer.restore([text, ...earlyQueue.splice(0)]);
+        renderEarlyQueue();
+      }
     }
+    ui.composer.setState(app.state ?? {});
+  } finally {
+    sendingEarly = false;
   }
-  ui.composer.setState(app.state ?? {});
 }
 
 // Keys kept "for this tab only": sessionStorage, under one prefix (gone when the tab closes).
@@ -242,6 +267,8 @@ function buildUi() {
     onJump: (show) => ($("#jump").hidden = !show),
   });
   $("#jump").addEventListener("click", () => ui.chat.scrollToBottom());
+  ui.switchStatus = h("span", { id: "switch-status", class: "switch-status", role: "status", hidden: true });
+  $("#session-title").after(ui.switchStatus);
   ui.composer = new Composer({
     form: $("#composer"),
     input: $("#input"),
@@ -262,7 +289,6 @@ function buildUi() {
       if (r.text) ui.composer.restore([r.text]);
     },
     onSendAttachments: sendAttachments,
-    maxFileMb: () => app.init?.settings?.attachmentMaxMb,
   });
   const sessionActions = {
     onOpen: () => closeSidebar(),
@@ -303,7 +329,7 @@ function buildUi() {
   buildSessionMenu();
 
   document.addEventListener("keydown", globalKeys);
-  window.addEventListener("hashchange", () => (app.pythonReady ? run(route) : previewFromHash()));
+  window.addEventListener("hashchange", () => (app.routable ? navigate() : previewFromHash()));
 
   on("session_state", onSessionState);
   on("transcript", (p) => {
@@ -311,12 +337,13 @@ function buildUi() {
     updateWelcome();
   });
   on("append", (p) => {
+    if (p.sessionId !== ui.chat.sessionId) return; // the session being left, while another one opens
     if (p.item.message?.role === "assistant") streamEpoch += 1;
     ui.chat.append(p.item);
     updateWelcome();
   });
   on("stream", scheduleStream);
-  on("tool", (p) => ui.chat.setToolStatus(p));
+  on("tool", (p) => p.sessionId === ui.chat.sessionId && ui.chat.setToolStatus(p));
   on("notice", (p) => {
     if (p.id && p.level === "info" && p.id === "save-error") {
       dismiss("save-error");
@@ -396,6 +423,7 @@ function onSessionState(state) {
   }
   ui.sessions.setCurrent(state.persisted ? state.sessionId : null);
   updateWelcome();
+  if (ui.switching) applySwitching(); // the session being left changed: the switch still shows
 }
 
 function updateModel(model, state) {
@@ -428,30 +456,125 @@ function updateModel(model, state) {
   $("#thinking-wrap").hidden = levels.length <= 1;
 }
 
-async function route() {
-  const match = /^#\/s\/(.+)$/.exec(location.hash);
-  if (match) {
-    const id = decodeURIComponent(match[1]);
-    if (id === app.currentId) return;
+// ---- which session is open: the address says, the router follows ----
+//
+// Every change of the address starts a route, which supersedes any route under way: a route
+// checks after each wait that it is still the newest before it asks Python for anything, and
+// Python shows only the newest switch it was asked for (py_agent/app/controller.py: an open that
+// ends after a later one answers "superseded"). So the session open is the one the address names,
+// whatever the order in which the reads end. While a route runs, the page shows where it is going
+// (showSwitching): the heading, an "Opening…" status, the controls of the open session disabled;
+// a message sent meanwhile is queued and sent into the session once it is open.
+
+const NEW_CHAT = Symbol("new chat"); // showSwitching's title for a new chat (not a session's title)
+let routeSeq = 0;
+let routing = null; // the newest route while it runs
+let pythonSwitches = 0; // new_session / open_session asked of Python and not answered yet
+
+function navigate() {
+  const seq = ++routeSeq;
+  const done = route(seq)
+    .catch((error) => toast(error.message || String(error), "error"))
+    .finally(() => {
+      if (seq !== routeSeq) return;
+      routing = null;
+      endSwitching();
+      if (earlyQueue.length) sendEarlyMessages();
+    });
+  routing = done;
+  return done;
+}
+
+/** Resolves once no route runs (the newest one has ended). */
+async function routesSettled() {
+  while (routing) await routing;
+}
+
+async function switchSession(command, args = {}) {
+  pythonSwitches += 1;
+  try {
+    return await py(command, args);
+  } finally {
+    pythonSwitches -= 1;
+  }
+}
+
+// Whether the screen shows the open session as Python has it, with no switch on its way there.
+function showsOpenSession() {
+  return !pythonSwitches && !ui.chat.previewing && ui.chat.sessionId === app.currentId;
+}
+
+async function route(seq) {
+  const newest = () => seq === routeSeq;
+  const id = hashSessionId();
+  if (id) {
+    if (id === app.currentId && showsOpenSession()) return;
+    showSwitching("Opening…");
     await previewSession(id);
+    if (!newest()) return;
     // The lock first: a tab without it opens the session read-only and recovers nothing (the
     // tab holding it may still be streaming the reply a recovery would duplicate).
     const got = await lockSession(id, { onLost: () => lostLock(id) });
-    const result = await py("open_session", { id, read_only: !got });
+    if (!newest()) {
+      if (got) releaseSession(id);
+      return;
+    }
+    const result = await switchSession("open_session", { id, read_only: !got });
+    if (!newest() || result.superseded) return;
     if (result.found === false) {
       toast("That session does not exist here (it may have been deleted).", "warn");
       history.replaceState(null, "", "#/");
-      await py("new_session");
-      releaseSession();
+      await switchSession("new_session");
+      if (newest()) releaseSession();
       return;
     }
     await py("lock_state", { session_id: id, held: got });
   } else {
-    if (app.state && !app.state.persisted && app.currentId) return;
-    await py("new_session");
-    releaseSession();
+    if (app.state && !app.state.persisted && app.currentId && showsOpenSession()) return;
+    // The empty chat at once (Python may be busy a while, e.g. still reading a long session).
+    ui.chat.showPreview(null, []);
+    showSwitching("Starting a new chat…", NEW_CHAT);
+    await switchSession("new_session");
+    if (newest()) releaseSession();
   }
-  closeSidebar();
+  if (newest()) closeSidebar();
+}
+
+// A switch under way: the heading says where to (the session's title once its preview is read),
+// a status says what is happening, and the open session's controls wait.
+function showSwitching(status, title = null) {
+  ui.switching = { status, title: title ?? ui.switching?.title ?? null };
+  applySwitching();
+}
+
+function applySwitching() {
+  const { status, title } = ui.switching;
+  document.documentElement.dataset.switching = "true";
+  ui.switchStatus.textContent = status;
+  ui.switchStatus.hidden = false;
+  if (title === NEW_CHAT) setHeading("New chat", false);
+  else if (title !== null) setHeading(title);
+  $("#transcript").setAttribute("aria-busy", "true");
+  for (const control of [$("#model-button"), $("#thinking-select"), $("#session-menu-btn")]) control.disabled = true;
+  $("#rename-session").hidden = true;
+  $("#session-usage").hidden = true;
+  if (ui.chat.previewing) ui.sessions.setCurrent(ui.chat.sessionId);
+}
+
+function setHeading(title, session = true) {
+  $("#session-title").textContent = title;
+  document.title = session ? `${title} · py-agent` : "py-agent";
+}
+
+// Back to the open session's own state (its transcript came from Python with it).
+function endSwitching() {
+  if (!ui.switching) return;
+  ui.switching = null;
+  delete document.documentElement.dataset.switching;
+  ui.switchStatus.textContent = "";
+  ui.switchStatus.hidden = true;
+  if (!ui.chat.previewing) $("#transcript").removeAttribute("aria-busy");
+  if (app.state) onSessionState(app.state);
 }
 
 // A long session takes Python a while to load (every entry is read and checked): the page draws
@@ -468,8 +591,13 @@ async function previewSession(id, { paint = true } = {}) {
     return; // Python reads it too, and says what is wrong
   }
   const still = /^#\/s\/(.+)$/.exec(location.hash);
-  if (!preview || app.currentId === id || !still || decodeURIComponent(still[1]) !== id) return;
-  ui.chat.showPreview(id, preview.items); // the title and the rest come with Python's session state
+  if (!preview || (app.currentId === id && !ui.chat.previewing) || !still || decodeURIComponent(still[1]) !== id)
+    return;
+  ui.chat.showPreview(id, preview.items); // the rest comes with Python's session state
+  const title = preview.meta?.title || "Untitled";
+  if (ui.switching) showSwitching(ui.switching.status, title);
+  else setHeading(title);
+  ui.sessions.setCurrent(id);
   // After the next paint (a rAF callback runs just before it).
   if (paint) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
@@ -520,13 +648,8 @@ async function onPersisted(p) {
 
 function newChat() {
   closeSidebar();
-  if (location.hash === "#/" || location.hash === "") {
-    if (app.state?.persisted)
-      run(async () => {
-        await py("new_session");
-        releaseSession();
-      });
-  } else location.hash = "#/";
+  if (location.hash !== "#/" && location.hash !== "") location.hash = "#/";
+  else if (app.routable) navigate();
   ui.composer.focus();
 }
 
@@ -545,6 +668,7 @@ async function sendLike(command, args) {
 
 // A message with attachments: the composer shows the answer (sent, confirm_images, refused).
 async function sendAttachments(text, attachments, confirmImages) {
+  await routesSettled(); // into the session being opened, once it is
   try {
     let result = await py("send", { text, attachments, confirm_images: confirmImages });
     if (result.status === "need_key") {
@@ -560,7 +684,11 @@ async function sendAttachments(text, attachments, confirmImages) {
 }
 
 async function submit(text, mode, streaming) {
-  if (!app.pythonReady) return queueEarly(text);
+  if (!app.pythonReady || routing) return queueEarly(text);
+  return deliver(text, mode, streaming);
+}
+
+async function deliver(text, mode, streaming) {
   try {
     if (streaming) {
       const r = await py("queue", { text, mode });
@@ -606,7 +734,8 @@ async function pullStream() {
   } finally {
     streamScheduled = false;
   }
-  if (epoch !== streamEpoch || result.sessionId !== app.currentId || !result.snapshot) return;
+  const shown = result.sessionId === app.currentId && result.sessionId === ui.chat.sessionId;
+  if (epoch !== streamEpoch || !shown || !result.snapshot) return;
   const pulled = performance.now();
   ui.chat.showStreaming(result.snapshot);
   updateWelcome();
@@ -617,6 +746,7 @@ async function pullStream() {
 // ---- model ----
 
 async function chooseModel() {
+  if (routing) return; // the model button waits for the session being opened
   const current = app.state?.model;
   const model = await pickModel(current);
   if (model) await run(() => py("set_model", { provider: model.provider, id: model.id }));
@@ -642,11 +772,14 @@ async function deleteSession(id, title) {
     },
   );
   if (!ok) return;
+  // Deleting the open session opens a new chat; the list's other rows go at once.
+  if (id === app.currentId) showSwitching("Deleting…");
   const result = await run(() => py("delete_session", { id }));
   if (result?.wasCurrent) {
     releaseSession();
     history.replaceState(null, "", "#/");
   }
+  if (!routing) endSwitching();
   ui.sessions.refresh();
 }
 
@@ -672,13 +805,17 @@ async function importFile(event) {
     return;
   }
   const text = await file.text();
+  showSwitching(`Importing “${file.name}”…`);
   const result = await run(() => py("import_session", { text }));
-  if (!result) return;
+  if (!result) {
+    if (!routing) endSwitching();
+    return;
+  }
   for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
   if (result.warnings.length > 3)
     toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
   toast(`Imported “${result.title || "Untitled"}”.`, "info");
-  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`;
+  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`; // its route shows the open, then ends the switch
 }
 
 function buildSessionMenu() {

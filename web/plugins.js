@@ -5,3 +5,4 @@
 import "./sandbox/panel.js"; // the workspace panel and the cards of the workspace and code tools
 import "./ui/subagents.js"; // the subagent card and Settings → Agents
 import "./attachments/settings-tab.js"; // Settings → Attachments
+import "./ui/mcp-settings.js"; // Settings → MCP servers and the cards of MCP tools

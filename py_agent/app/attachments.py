@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FILE_MB",
+    "LIMIT_SETTINGS",
     "MAX_DOCUMENT_CHARS",
     "MAX_FILES",
     "MAX_SETTING",
@@ -60,6 +61,15 @@ MAX_FILES = 10
 DEFAULT_MAX_FILE_MB = 20
 MAX_SETTING = "attachmentMaxMb"
 """The app setting (Settings → Attachments) with the per-file limit in MB."""
+LIMIT_SETTINGS: dict[str, tuple[int, int, int]] = {
+    MAX_SETTING: (DEFAULT_MAX_FILE_MB, 1, 20),
+    "attachmentMaxUnpackedMb": (20, 1, 50),
+    "attachmentMaxMegapixels": (50, 1, 200),
+    "attachmentMaxPages": (500, 1, 2000),
+}
+"""The limits a user may change in Settings → Attachments: default, lowest, highest. The page checks
+them before it reads a file (web/attachments/limits.js, the same table); Python checks the file
+size again here."""
 MAX_DOCUMENT_CHARS = 100_000
 MAX_IMAGE_BASE64 = int(4.5 * 1024 * 1024)
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp")
@@ -114,6 +124,8 @@ class Attachment(_Wire):
     text: str | None = None
     truncated: bool = False
     full_text: str | None = None
+    text_is_file: bool = False
+    """The text is the start of the file itself (a text file): its full text is the uploaded file."""
     pages: int | None = None
     image: ImagePart | None = None
     bytes: str | None = None
@@ -284,7 +296,11 @@ async def build_user_message(
         else:
             body = a.text or ""
             if a.truncated:
-                where = f" The full text is in {path}.txt." if a.full_text is not None else ""
+                where = ""
+                if a.full_text is not None:
+                    where = f" The full text is in {path}.txt."
+                elif a.text_is_file:
+                    where = f" The whole file is {path}."
                 body += f"\n[Truncated at {MAX_DOCUMENT_CHARS:,} characters.{where}]"
             content.append(TextContent(text=f'<file name="{name}">\n{body}\n</file>'))
             entry: dict[str, Any] = {"path": path, "mimeType": a.mime_type, "size": a.size}
@@ -315,9 +331,10 @@ def edited_message(original: dict[str, Any], text: str) -> UserMessage | None:
 
 
 def _limit_mb(value: Any) -> float:
+    default, _, highest = LIMIT_SETTINGS[MAX_SETTING]
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(min(value, DEFAULT_MAX_FILE_MB))
-    return float(DEFAULT_MAX_FILE_MB)
+        return float(min(value, highest))
+    return float(default)
 
 
 async def send_with_attachments(
@@ -349,6 +366,6 @@ async def send_with_attachments(
 
 
 def attachments_plugin() -> Plugin:
-    """Declares the setting the attachments own (the per-file limit); the send path is the app's
+    """Declares the settings the attachments own (their limits); the send path is the app's
     ``send`` command (:meth:`py_agent.app.controller.WebApp.cmd_send`)."""
-    return Plugin(name="attachments", settings=(MAX_SETTING,))
+    return Plugin(name="attachments", settings=tuple(LIMIT_SETTINGS))

@@ -37,10 +37,13 @@ from ..core import Agent
 from ..session import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     Entry,
     MessageEntry,
     Session,
+    context_edits,
+    context_entries,
     convert_to_llm,
     create_branch_summary_message,
     export_with_attachments,
@@ -51,6 +54,7 @@ from ..session import (
 )
 from .catalog import provider_info
 from .compacting import Compactor
+from .context_meter import context_meter
 from .errors import classify_error, describe_error
 from .keys import KeyRing
 from .network import provider_transport, unreachable_advice
@@ -637,10 +641,13 @@ class ChatSession:
             data["errorMessage"] = self.keys.redact(error)
         return data
 
-    def item(self, entry: MessageEntry) -> dict[str, Any]:
-        """One message of the transcript: the entry's message, its id, and the alternatives at
-        its place in the tree (edits of a user message, retries of a reply)."""
+    def item(self, entry: MessageEntry, edit: ContextEditEntry | None = None) -> dict[str, Any]:
+        """One message of the transcript: the entry's message, its id, the alternatives at its
+        place in the tree (edits of a user message, retries of a reply) and, when a pi 1.x
+        ``context_edit`` changed what the model sees of it, ``contextEdit``: ``"removed"`` or ``"replaced"``."""
         item: dict[str, Any] = {"entryId": entry.id, "message": entry.message}
+        if edit is not None:
+            item["contextEdit"] = "removed" if edit.replacement is None else "replaced"
         role = entry.message.get("role")
         view = error_view(entry.message) if role == "assistant" else None
         if view is not None:
@@ -657,8 +664,10 @@ class ChatSession:
     def transcript(self) -> list[dict[str, Any]]:
         """The path's messages, and a card for each compaction on it, placed where its cut is
         (before its first kept message); the messages before the latest cut are marked
-        ``compacted`` (kept in the session, no longer sent to the model)."""
+        ``compacted`` (kept in the session, no longer sent to the model); see :meth:`item` for
+        ``contextEdit``."""
         path = self.session.path()
+        edits = context_edits(context_entries(path))
         index = {entry.id: i for i, entry in enumerate(path)}
         cards: dict[int, list[dict[str, Any]]] = {}
         cut = 0
@@ -676,7 +685,7 @@ class ChatSession:
                 message = create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp)
                 items.append({"entryId": entry.id, "message": message})
             elif isinstance(entry, MessageEntry):
-                item = self.item(entry)
+                item = self.item(entry, edits.get(entry.id))
                 if position < cut:
                     item["compacted"] = True
                 items.append(item)
@@ -721,6 +730,12 @@ class ChatSession:
                 "cost": usage.cost.total + extra["cost"],
             },
             "messageCount": meta.message_count,
+            "context": context_meter(
+                self.agent.state.messages,
+                system_prompt=self.system_prompt,
+                tools=self.agent.state.tools,
+                context_window=self.model.context_window,
+            ),
             "systemPrompt": self.system_prompt,
             "unsaved": len(self._unsaved),
             "error": self.keys.redact(self.agent.state.error_message or ""),

@@ -68,6 +68,12 @@ APP_SETTINGS = ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAs
 """The settings the page may set (``set_setting``); plugins add the ones they own."""
 PUBLIC_SETTINGS = ("theme", "systemPrompt", "welcomed", "model", "persistAsked", "idleTimeoutMs")
 READ_ONLY_REASON = "This session is open in another tab. To avoid conflicting changes it is read-only here."
+AFTER_SWITCH = frozenset(
+    {"send", "queue", "unqueue", "retry", "edit", "switch_branch", "set_model", "set_thinking", "set_system_prompt"}
+    | {"check_send", "panel_message", "lock_state", "rename_session", "export_session", "tool_settings"}
+)
+"""Commands about the open session: one sent while a switch (``new_session``, ``open_session``) is
+under way applies to the session it opens, not to the one it replaces."""
 
 EmitJson = Callable[[str, str], None]
 
@@ -103,6 +109,13 @@ class WebApp:
                 self.startup_notices.append(f"Plugin {plugin.name} could not be loaded: {error}")
         self._questions: dict[str, asyncio.Future[bool]] = {}
         self._warned_skipped = 0
+        # Switches of the open session: the newest one started wins (an open of a long session
+        # that ends after a later "new chat" must not put its session back), and the commands
+        # of AFTER_SWITCH wait until none is under way.
+        self._switch_seq = 0
+        self._switching = 0
+        self._switched = asyncio.Event()
+        self._switched.set()
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -138,6 +151,8 @@ class WebApp:
             declared.check(args)
         except (ValueError, CommandError) as error:
             return json.dumps({"error": str(error)})
+        if command in AFTER_SWITCH:
+            await self._switched.wait()
         try:
             result = declared.handler(self, **args) if declared.method else declared.handler(**args)
             if inspect.isawaitable(result):
@@ -295,7 +310,14 @@ class WebApp:
         chat.confirm = self.ask
         chat.proxy_url = self._proxy_url()
         chat.host_extras["tool_settings"] = lambda: self.settings.get("toolSettings")
+        # MCP sign-ins keep refreshed tokens in the key ring (py_agent/app/mcp_servers.py); only those names.
+        chat.host_extras["set_secret"] = self._set_mcp_secret
         return chat
+
+    async def _set_mcp_secret(self, name: str, value: str, remember: bool = True) -> None:
+        if not name.startswith("mcp:"):
+            raise ValueError("Only MCP servers' tokens are kept this way")
+        await self.keys.set(name, value, remember)
 
     def _proxy_url(self) -> str | None:
         value = self.settings.get("proxyUrl")
@@ -318,39 +340,74 @@ class WebApp:
             future.set_result(bool(ok))
         return {}
 
-    async def _show(self, chat: ChatSession) -> dict[str, Any]:
+    async def _show(self, chat: ChatSession, ticket: int) -> dict[str, Any]:
+        """Make ``chat`` the open session, unless a switch started after this one (``ticket``)."""
+        superseded = {"sessionId": chat.id, "persisted": chat.persisted, "superseded": True}
+        if ticket != self._switch_seq:
+            return superseded
         old = self.chat
         if old is not None and old is not chat and old.streaming:
             old.abort()
         self.chat = chat
         await chat.install_tools()
+        if ticket != self._switch_seq:
+            return superseded  # the newer switch shows its own session
         for error in chat.tool_errors:
             self.notice(error, "warn")
         self.emit("transcript", {"sessionId": chat.id, "items": chat.transcript()})
         self.emit("session_state", chat.state())
         return {"sessionId": chat.id, "persisted": chat.persisted}
 
+    def _start_switch(self) -> int:
+        self._switch_seq += 1
+        self._switching += 1
+        self._switched.clear()
+        return self._switch_seq
+
+    def _end_switch(self) -> None:
+        self._switching -= 1
+        if not self._switching:
+            self._switched.set()
+
     async def cmd_new_session(self) -> dict[str, Any]:
-        thinking = self.settings.get("thinkingLevel")
-        chat = self._make_chat(
-            Session.create(),
-            self.default_model(),
-            thinking if isinstance(thinking, str) else "off",
-            self._system_prompt(),
-            0,
-        )
-        return await self._show(chat)
+        ticket = self._start_switch()
+        try:
+            thinking = self.settings.get("thinkingLevel")
+            chat = self._make_chat(
+                Session.create(),
+                self.default_model(),
+                thinking if isinstance(thinking, str) else "off",
+                self._system_prompt(),
+                0,
+            )
+            return await self._show(chat, ticket)
+        finally:
+            self._end_switch()
 
     async def cmd_open_session(self, id: str, read_only: bool = False, reload: bool = False) -> dict[str, Any]:
         """Open a stored session. ``read_only``: another tab holds its lock, so nothing may be
         written, not even the recovery of an interrupted reply (that tab may still be streaming
         it). ``reload``: read it again from storage even if it is the open one (another tab may
-        have added to it)."""
+        have added to it). Answers ``superseded`` when another switch started meanwhile: that
+        one's session is shown, not this one."""
+        ticket = self._start_switch()
+        try:
+            return await self._open_session(ticket, id, read_only, reload)
+        finally:
+            self._end_switch()
+
+    async def _open_session(self, ticket: int, id: str, read_only: bool, reload: bool) -> dict[str, Any]:
         if self.chat is not None and self.chat.id == id and not reload:
             if read_only and not self.chat.read_only:
                 self.chat.set_read_only(READ_ONLY_REASON)
-            return await self._show(self.chat)
+            return await self._show(self.chat, ticket)
         stored = await self.store.load(id)
+        # A long session takes a while to read and check, on the page's thread: between the steps
+        # the page handles what the user did meanwhile (a click on "New chat" starts a newer switch,
+        # and the rest of this one is not done).
+        await asyncio.sleep(0)
+        if ticket != self._switch_seq:
+            return {"sessionId": id, "superseded": True, "found": stored is not None}
         if stored is None:
             return {"found": False}
         session = stored.session
@@ -373,8 +430,13 @@ class WebApp:
         )
         if read_only:
             chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
+        await asyncio.sleep(0)
+        if ticket != self._switch_seq:
+            return {"sessionId": id, "superseded": True, "found": True}
         await chat.recover_draft(stored.draft)
-        result = await self._show(chat)
+        result = await self._show(chat, ticket)
+        if result.get("superseded"):
+            return {**result, "found": True}
         for warning in warnings:
             self.notice(warning, "warn")
         return {**result, "found": True, "warnings": warnings}

@@ -21,8 +21,8 @@ __all__ = ["default_plugins"]
 
 
 def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list[Callable[[], Plugin]]:
-    """The app's plugins: the workspace (files and the tools over them, the code tools), subagents
-    and attachments (their settings)."""
+    """The app's plugins: the workspace (files and the tools over them, the code tools), subagents,
+    attachments (their settings) and MCP servers (their tools)."""
 
     def workspace() -> Plugin:
         from .workspace_tools import workspace_plugin
@@ -39,6 +39,11 @@ def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list
 
         return attachments_plugin()
 
+    def mcp() -> Plugin:
+        from .mcp_servers import mcp_plugin
+
+        return mcp_plugin()
+
     workspace.__qualname__, subagents.__qualname__ = "workspace", "subagents"
-    attachments.__qualname__ = "attachments"
-    return [workspace, subagents, attachments]
+    attachments.__qualname__, mcp.__qualname__ = "attachments", "mcp"
+    return [workspace, subagents, attachments, mcp]

@@ -23,6 +23,7 @@ from .entries import (
     KNOWN_ENTRY_TYPES,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -34,6 +35,7 @@ from .entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    UsageEntry,
     entry_from_json,
     header_from_json,
 )
@@ -86,6 +88,9 @@ from .tree import (
     SessionWarning,
     TreeNode,
     build_session_context,
+    build_session_projection,
+    context_edits,
+    context_entries,
 )
 
 __all__ = [
@@ -103,6 +108,7 @@ __all__ = [
     "TITLE_MAX_CHARS",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "Entry",
@@ -124,10 +130,14 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "UnknownEntry",
+    "UsageEntry",
     "agent_messages",
     "attachment_entries",
     "build_session_context",
+    "build_session_projection",
     "compute_metadata",
+    "context_edits",
+    "context_entries",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",

@@ -250,7 +250,9 @@ def convert_to_llm(messages: Iterable[Any]) -> list[LlmMessage]:
     ``custom`` -> a user message with its content; ``branchSummary`` / ``compactionSummary`` -> a
     user message with pi's summary wording; ``bashExecution`` -> a user message describing the run
     (unless ``excludeFromContext``); ``user`` / ``assistant`` / ``toolResult`` -> their models;
-    other roles are dropped, as is a message that does not validate. Never raises.
+    other roles are dropped, as is a message that does not validate. pi 1.x ``system`` messages
+    are dropped too: pi replays them into the request's prompt and tools, the app sends its own
+    (docs/deviations.md S7). Never raises.
     """
     out: list[LlmMessage] = []
     for message in messages:

@@ -18,12 +18,15 @@ from pydantic.alias_generators import to_camel
 from ..ai.types import Usage
 from ._ids import parse_iso_ms
 from .entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
     Entry,
     MessageEntry,
     ModelChangeEntry,
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
 )
 from .messages import message_text, typed_text
 
@@ -72,7 +75,9 @@ class SessionMetadata(BaseModel):
     - ``model`` / ``thinking_level``: the latest model (``model_change`` or assistant message)
       and thinking level appended;
     - ``message_count``: ``message`` entries (all roles, all branches, as pi's session list);
-    - ``entry_count``: all entries; ``usage``: the sum of every assistant message's ``usage``;
+    - ``entry_count``: all entries; ``usage``: the sum of every usage pi 1.6.0 counts in a
+      session's totals (``getUsageCostBreakdown``): assistant messages, ``usage`` entries, tool
+      results, compactions and branch summaries that carry one;
     - ``preview``: user and assistant text (tool traffic left out), up to 2,048 characters;
     - ``leaf_id``: the current leaf (kept by :class:`~py_agent.session.Session`).
     """
@@ -202,11 +207,14 @@ def update_metadata(meta: SessionMetadata, entry: Entry) -> SessionMetadata:
                 if len(meta.preview) < PREVIEW_MAX_CHARS:
                     joined = f"{meta.preview}\n{text}" if meta.preview else text
                     meta.preview = joined[:PREVIEW_MAX_CHARS]
-        if role == "assistant":
+        if role == "assistant" or role == "toolResult":
             _add_usage(meta.usage, message.get("usage"))
+        if role == "assistant":
             provider, model = message.get("provider"), message.get("model")
             if isinstance(provider, str) and isinstance(model, str):
                 meta.model = ModelRef(provider=provider, model_id=model)
+    elif isinstance(entry, UsageEntry | CompactionEntry | BranchSummaryEntry):
+        _add_usage(meta.usage, entry.usage)
     elif isinstance(entry, ModelChangeEntry):
         meta.model = ModelRef(provider=entry.provider, model_id=entry.model_id)
     elif isinstance(entry, ThinkingLevelChangeEntry):

@@ -13,7 +13,7 @@ Replies are scripted in a neutral form and replayed in order, one per API reques
 
     {"content": [{"type": "thinking", "text": "..."}, {"type": "text", "text": "Hello"},
                  {"type": "tool_call", "id": "call_1", "name": "echo", "arguments": {"text": "hi"}}],
-     "usage": {"input": 10, "output": 5},      # optional
+     "usage": {"input": 10, "output": 5},      # optional; "input": "count" counts the request's text
      "stop_reason": "stop" | "length" | "toolUse",   # default: toolUse if there are tool calls
      "chunk_size": 4, "delay_ms": 0,           # text is cut into many small deltas
      "fault": {...}}                           # optional, see below
@@ -130,6 +130,23 @@ def normalize_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
     out.setdefault("chunk_size", 4)
     out.setdefault("delay_ms", 0)
     return out
+
+
+def count_input_tokens(body: Any) -> int:
+    """A provider's input tokens for a request, as a tokenizer of about 4 characters a token would
+    count them: the characters of every string in its JSON body (prompt, messages, tool
+    definitions; not the JSON syntax around them) / 4, rounded up."""
+    chars = 0
+    stack = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return -(-chars // 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -692,7 +709,10 @@ class _Handler(BaseHTTPRequestHandler):
         }
         with state.lock:
             state.requests.append(record)
-        self._respond(api, model or "mock-model", normalize_reply(state.next_reply()), record)
+        reply = normalize_reply(state.next_reply())
+        if reply["usage"].get("input") == "count":
+            reply["usage"] = {**reply["usage"], "input": count_input_tokens(body)}
+        self._respond(api, model or "mock-model", reply, record)
 
     # -- API replies ---------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx
@@ -97,6 +99,13 @@ class HttpxResponse:
                 await self._client.aclose()
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every request's client: making one (loading the CA bundle) costs far more
+    than the client itself (0.2-0.4 s against 0.2 ms, measured), and a context is bound to no event loop."""
+    return httpx.create_ssl_context()
+
+
 class HttpxTransport:
     """``HttpTransport`` over ``httpx``. ``connect_timeout`` bounds connecting only; reading has
     no timeout here (the provider layer has ``timeout_ms`` and ``idle_timeout_ms``)."""
@@ -110,7 +119,7 @@ class HttpxTransport:
             raise AbortError()
         owns = self._client is None
         client = self._client or httpx.AsyncClient(
-            timeout=httpx.Timeout(None, connect=self._connect_timeout), follow_redirects=False
+            timeout=httpx.Timeout(None, connect=self._connect_timeout), follow_redirects=False, verify=_ssl_context()
         )
         try:
             built = client.build_request(request.method, request.url, headers=request.headers, content=request.body)

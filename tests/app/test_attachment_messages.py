@@ -15,7 +15,7 @@ import pytest
 from app_helpers import call, idle
 
 from py_agent.ai.custom import unregister_custom_provider
-from py_agent.app.attachments import MAX_SETTING, attachments_plugin
+from py_agent.app.attachments import LIMIT_SETTINGS, MAX_SETTING, attachments_plugin
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend, all_lines
@@ -202,6 +202,32 @@ async def test_a_long_document_is_cut_and_its_full_text_kept_in_the_workspace() 
         assert block.endswith("[Truncated at 100,000 characters. The full text is in uploads/notes.txt.txt.]\n</file>")
         assert user["attachments"][0]["truncated"] is True
         assert (await open_workspace(app.chat.id)).get("uploads/notes.txt.txt").data == full  # type: ignore[union-attr]
+
+
+async def test_a_long_text_file_is_cut_and_the_note_points_at_the_file_itself() -> None:
+    """The page reads only the start of a text file (web/attachments/extract-worker.js): the
+    uploaded file is its full text, so no copy of it is written."""
+    with MockProviderServer() as server:
+        app = await make_app()
+        await with_model(app, server, vision=True)
+        full = "line of a log\n" * 10_000
+        start = full[:100_000]
+        data = base64.b64encode(full.encode()).decode()
+        log = document("app.log", text=start, truncated=True, textIsFile=True, mimeType="text/plain", bytes=data)
+        await call(app, "send", text="why?", attachments=[log])
+        await idle(app)
+        assert app.chat is not None
+        sent = json.dumps(server.requests[0]["body"])
+        assert "[Truncated at 100,000 characters. The whole file is uploads/app.log.]" in sent
+        assert (await open_workspace(app.chat.id)).paths() == ["uploads/app.log"]
+
+
+async def test_every_limit_of_settings_attachments_is_a_setting_the_app_keeps() -> None:
+    app = await make_app()
+    for key, (default, lowest, highest) in LIMIT_SETTINGS.items():
+        assert lowest <= default <= highest
+        settings = (await call(app, "set_setting", key=key, value=lowest))["settings"]
+        assert settings[key] == lowest
 
 
 async def test_export_carries_the_message_and_the_files_and_import_restores_both() -> None:

@@ -48,7 +48,7 @@ async def test_default_plugins_build_and_declare_their_parts() -> None:
     app = WebApp(MemoryBackend(), MemoryTabStore(), Recorder(), demo_tokens_per_second=0, plugins=default_plugins())
     await app.start()
     assert app.startup_notices == []
-    assert app.plugins.names == ["workspace", "subagents", "attachments"]
+    assert app.plugins.names == ["workspace", "subagents", "attachments", "mcp"]
     assert "agents_list" in app.commands and app.plugins.panel_handler("workspace") is not None
     assert app.plugins.attachment_types() == ["py-agent/workspace"]
     await call(app, "new_session")

@@ -532,3 +532,26 @@ def test_a_custom_model_described_as_taking_images_gets_them_and_shows_its_conte
     images = [b for b in content if b["type"] == "image_url"]
     assert [b["image_url"]["url"] for b in images] == [f"data:image/png;base64,{base64.b64encode(png).decode()}"]
     app.py("delete_custom_provider", name="Gateway")
+
+
+def hyphenated_pdf_bytes() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    for line in ("The robot arm's manip-", "ulation of small parts is a well-known", "Problem-solving task."):
+        pdf.cell(text=line, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def test_a_word_hyphenated_across_a_pdf_line_end_is_one_word_and_real_hyphens_stay(
+    app: App, mock: MockProviderServer
+) -> None:
+    start(app, mock, "mock vision", "Mock Vision")
+    attach_by_picker(app, [("manual.pdf", hyphenated_pdf_bytes(), "application/pdf")])
+    wait_ready(app, 1)
+    send(app, "Read this")
+    blocks = user_blocks(mock.requests[0])
+    text = next(b["text"] for b in blocks if b["type"] == "text" and "manual.pdf" in b["text"])
+    assert "The robot arm's manipulation of small parts is a well-known\nProblem-solving task." in text, text

@@ -14,6 +14,7 @@
 - Keys: never in a console line, a URL, an export, an error shown or saved, a message to a
   sandbox, the DOM, a command's answer, or a request to any host but their provider; "Forget all
   keys" (through Settings) erases them from IndexedDB and sessionStorage, and from every tab.
+  An MCP server's bearer token likewise: only in requests to that server.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pytest
 from reliability_helpers import GuardedApp, open_guarded, wait_ready
 from web_app_helpers import serve_folder, wait_until
 
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 KEY = "sk-ant-security-KEY-0001-abcdefgh"
@@ -660,6 +662,56 @@ def test_keys_never_leak(app: GuardedApp, mock: MockProviderServer, mock2: MockP
     for store in ("sessions", "entries", "drafts", "settings", "providers"):
         assert not any(s in json.dumps(dump[store]) for s in secrets), store
     assert KEY_OTHER not in json.dumps(dump["keys"])  # tab-only: never written to the device
+    assert app.violations() == []
+
+
+def test_an_mcp_token_goes_only_to_its_server(app: GuardedApp, mock: MockProviderServer) -> None:
+    token = "mcp-security-TOKEN-0003-qrstuvwx"
+    page = app.page
+    with McpTestServer() as mcp:
+        page.locator("#open-settings").click()
+        page.locator("[role=tab]", has_text="MCP servers").click()
+        page.locator("#mcp-name").fill("sec")
+        page.locator("#mcp-url").fill(mcp.url)
+        page.locator("#mcp-token").fill(token)
+        page.locator("#mcp-add").click()
+        page.locator(".mcp-server[data-name='sec'] .mcp-tool[data-tool='add']").wait_for()
+        page.keyboard.press("Escape")
+        app.new_chat()
+        app.choose_model("mock claude", "Mock Claude")
+        mock.reset()
+        mock.script(
+            [
+                {"tool_calls": [{"id": "m_add", "name": "mcp__sec__add", "arguments": {"a": 1, "b": 2}}]},
+                {"text": "Three."},
+            ]
+        )
+        app.send("Add with MCP")
+        page.locator("#transcript .msg.assistant", has_text="Three.").wait_for()
+        mcp_headers = list(mcp.headers_seen)
+        assert "tools/call" in mcp.seen
+    assert all(h.get("authorization") == f"Bearer {token}" for h in mcp_headers if h.get("origin"))
+    server = mcp.url.rsplit("/", 1)[0]
+    for request in app.requests:
+        blob = request.url + json.dumps(request.headers) + request.body
+        if token in blob:
+            assert request.url.startswith(server + "/"), request.url
+    assert token not in json.dumps(mock.requests)
+    console = "\n".join(app.console + app.page_errors)
+    assert token not in console
+    dom = page.evaluate(
+        "() => document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((e) => e.value).join()"
+    )
+    assert token not in dom
+    for command in ("init", "key_status", "mcp_servers", "list_sessions"):
+        assert token not in json.dumps(app.py(command)), command
+    for meta in app.py("list_sessions")["sessions"]:
+        assert token not in app.py("export_session", id=meta["id"])["text"]
+    dump = app.idb_dump()
+    for store in ("sessions", "entries", "drafts", "settings", "providers"):
+        assert token not in json.dumps(dump[store]), store
+    app.py("mcp_remove", name="sec")
+    assert token not in json.dumps(app.idb_dump()["keys"])
     assert app.violations() == []
 
 

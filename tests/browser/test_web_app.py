@@ -656,9 +656,11 @@ def test_back_and_forward_move_between_sessions(app: App) -> None:
     page.locator("#session-title", has_text=first["title"]).wait_for()
     page.go_back()
     page.locator("#session-title", has_text=second["title"]).wait_for()
+    app.switched()
     assert app.current_session_id() == second["id"]
     page.go_forward()
     page.locator("#session-title", has_text=first["title"]).wait_for()
+    app.switched()
     assert app.current_session_id() == first["id"]
 
 

@@ -57,6 +57,11 @@ class App:
         self.page.locator("#new-chat").click()
         self.page.locator("#session-title", has_text="New chat").wait_for()
         self.page.locator("#transcript .msg").first.wait_for(state="detached")
+        self.switched()
+
+    def switched(self) -> None:
+        """Wait until no switch of session is under way (the heading names its target before)."""
+        self.page.locator("html:not([data-switching])").wait_for(state="attached")
 
     def choose_model(self, query: str, expected_label: str) -> None:
         page = self.page

@@ -2,8 +2,9 @@
 WebKitGTK: boot from a sub-path, the offline demo, the key dialog and a streamed reply from the
 mock provider, a reload that keeps the session, stop mid-reply, the `javascript` and `python`
 tools in their sandboxes (with an escape attempt each), an attachment read in the page's document
-worker and sent to the model, a send past the context threshold that compacts first, export and
-import, and the service worker's offline reload.
+worker and sent to the model, a send past the context threshold that compacts first, a DOCX zip
+bomb refused with its limit on the chip (the page lives on), export and import, and the service
+worker's offline reload.
 
 One page per engine, booted once; the tests run in order through it, as a user would.
 """
@@ -20,6 +21,8 @@ from engine_drivers import Driver
 
 from py_agent.ai.types import AssistantMessage, TextContent, Usage, UserMessage
 from py_agent.session import Session, export_jsonl
+from py_agent.testing.hostile_files import zip_bomb
+from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
 
@@ -236,6 +239,33 @@ def test_a_send_past_the_context_threshold_compacts_first(chat: Chat, mock: Mock
     assert chat.user_texts()[0].startswith("FIRST")  # still shown (and kept in the session)
 
 
+def test_a_docx_zip_bomb_gets_its_limit_on_the_chip_and_the_page_lives(chat: Chat, tmp_path: Path) -> None:
+    d = chat.driver
+    bomb = zip_bomb(tmp_path / "bomb.docx", "docx")  # 0.6 MB, a zip64 part inflating to 400 MB
+    chat.new_chat()
+    d.fill("#input", "Keep this text")
+    d.set_files("#attach-input", [str(bomb)])
+    d.wait('#attachments .att-chip[data-status="error"]', "bomb.docx", timeout=90)
+    assert d.text("#attachments .att-error") == (
+        "bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments)."
+    )
+    assert d.value("#input") == "Keep this text"
+    python = "return await (await window.pyAgent.ready).pyodide.runPythonAsync('sum(range(10))');"
+    assert d.js(python) == 45  # the page and its Python live on
+    d.click('#attachments .att-chip[data-name="bomb.docx"] .att-remove')
+    assert d.count("#attachments .att-chip") == 0
+    # A good DOCX is unpacked by the page itself (DecompressionStream) within the same limits.
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("The migration plan has three phases.")
+    document.save(str(tmp_path / "plan.docx"))
+    d.set_files("#attach-input", [str(tmp_path / "plan.docx")])
+    d.wait('#attachments .att-chip[data-status="ready"]', "plan.docx", timeout=90)
+    d.click('#attachments .att-chip[data-name="plan.docx"] .att-remove')
+    d.js("document.querySelector('#input').value = '';")
+
+
 def test_export_then_import(chat: Chat, tmp_path: Path) -> None:
     d = chat.driver
     chat.new_chat()
@@ -274,6 +304,58 @@ def about_limits(chat: Chat) -> list[str]:
     d.press("#settings-tab-about", "Escape")
     d.wait_gone("dialog[open]")
     return limits
+
+
+def test_an_mcp_servers_tools_added_in_settings_are_called(chat: Chat, mock: MockProviderServer) -> None:
+    d = chat.driver
+    with McpTestServer() as server, McpTestServer(cors=False) as refusing:
+        chat.add_provider("Mock MCP", mock, [{"id": "mock-mcp", "name": "Mock MCP", "input": ["text", "image"]}])
+        chat.py("save_key", provider="Mock MCP", key="sk-ant-engines-mcp-0002")
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.fill("#mcp-name", "tools")
+        d.fill("#mcp-url", server.url)
+        d.click("#mcp-add")
+        d.wait(".mcp-server[data-name='tools'] .mcp-tool[data-tool='add']", "Add two integers and return the sum")
+        # A server that does not allow the page's origin is named, with the headers to add.
+        d.fill("#mcp-name", "refusing")
+        d.fill("#mcp-url", refusing.url)
+        d.click("#mcp-add")
+        d.wait(".mcp-server[data-name='refusing'] .mcp-problem[data-kind='cors']", "Access-Control-Allow-Origin")
+        d.press("#mcp-add", "Escape")
+        d.wait_gone("dialog[open]")
+        chat.new_chat()
+        chat.choose_model("mock mcp", "Mock MCP")
+        mock.reset()
+        add = {"id": "call_mcp", "name": "mcp__tools__add", "arguments": {"a": 2, "b": 3}}
+        pixel = {"id": "call_px", "name": "mcp__tools__pixel", "arguments": {}}
+        mock.script([{"tool_calls": [add]}, {"tool_calls": [pixel]}, {"text": "The sum is 5."}])
+        chat.send("Add 2 and 3 with the MCP server, then show the pixel")
+        d.wait("#transcript .msg.assistant:not(.streaming)", "The sum is 5.")
+        chat.wait_idle()
+        assert "tools/call" in server.seen
+        requests = mock.requests
+        assert "mcp__tools__add" in [tool["name"] for tool in requests[0]["body"]["tools"]]
+        result = requests[1]["body"]["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and '"5"' in json.dumps(result["content"])
+        image = requests[2]["body"]["messages"][-1]["content"][0]["content"]
+        assert [block["source"]["media_type"] for block in image if block["type"] == "image"] == ["image/png"]
+        # A tool switched off leaves the next request's tools.
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.click(".mcp-server[data-name='tools'] .mcp-tool-switch[data-tool='add']")
+        d.wait_until(lambda: "mcp__tools__add" not in d.js("return window.pyAgentApp.state.tools;"), "add switched off")
+        d.press("#mcp-add", "Escape")
+        d.wait_gone("dialog[open]")
+        mock.reset()
+        mock.script([{"text": "No adding."}])
+        chat.send("Add again")
+        d.wait("#transcript .msg.assistant:not(.streaming)", "No adding.")
+        chat.wait_idle()
+        names = [tool["name"] for tool in mock.requests[0]["body"]["tools"]]
+        assert "mcp__tools__add" not in names and "mcp__tools__weather" in names
+    chat.py("mcp_remove", name="tools")
+    chat.py("mcp_remove", name="refusing")
 
 
 def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:

@@ -4,6 +4,17 @@
 // the module has arrived; a dynamic import runs it once it and its imports are here (which can
 // still be late: the browser handles the arriving files of the page's head first, see below).
 performance.mark("py-agent:early-start");
+
+// An MCP server's sign-in popup (Settings → MCP servers, web/ui/mcp-settings.js) comes back to this
+// page with the authorization server's answer: hand it to the page that opened it, and close.
+// (Not by the window's name: browsers clear it when a window goes to another site and back.)
+{
+  const answer = new URLSearchParams(location.search); // a block: no page global
+  if (window.opener && answer.has("state") && (answer.has("code") || answer.has("error"))) {
+    window.opener.postMessage({ ...Object.fromEntries(answer), type: "py-agent-mcp-oauth" }, location.origin);
+    window.close();
+  }
+}
 import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
 
 // Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/boot/early.js

@@ -22,6 +22,7 @@
 // - A scheduler for Pyodide's event loop that runs Python's callbacks in slices of at most 8 ms, so
 //   a busy Python (a fast stream) never blocks rendering and input (useResponsiveScheduler).
 
+import { startPyodideInTurn } from "./pyodide-starts.js";
 import { startUnpacking } from "./unpack.js";
 import { findSnapshot, shippedSnapshot, SNAPSHOT_PATH, snapshotResponse, takeSnapshot } from "./snapshot.js";
 
@@ -275,6 +276,10 @@ export function afterStart(pyodide) {
  * "failed: <reason>" (a visit without a snapshot starts Python normally, and tries again).
  */
 export function makeSnapshot(version, siteUrl, manifest) {
+  return startPyodideInTurn(() => snapshotInWorker(version, siteUrl, manifest));
+}
+
+function snapshotInWorker(version, siteUrl, manifest) {
   return new Promise((resolve) => {
     let worker;
     try {

@@ -13,6 +13,8 @@
 // <iframe sandbox="allow-scripts">: opaque origin, no network, no page access); images as <img>
 // from blob: URLs (SVG never as an image of the page); CSV as a table and text as text, both
 // built with textContent. Nothing from a file is ever parsed as HTML in the page.
+import { Refusal, checkPixels, imageSize, uploadRefusal } from "../attachments/inspect.js";
+import { currentLimits } from "../attachments/limits.js";
 import { escapeHtml, markdownToHtml } from "./markdown.js";
 
 const HERE = new URL("./", import.meta.url);
@@ -447,6 +449,14 @@ export class WorkspacePreview {
   render(path, bytes) {
     const kind = previewKind(path);
     if (kind === "image") {
+      // An image a tool wrote is decoded by this page: not past the attachments' limit.
+      const size = imageSize(bytes);
+      try {
+        if (size?.width && size.height) checkPixels(size, path, currentLimits());
+      } catch (error) {
+        if (!(error instanceof Refusal)) throw error;
+        return el("p", { class: "pa-hint", text: `No preview: ${error.message} Use Download.` });
+      }
       const url = URL.createObjectURL(new Blob([bytes], { type: IMAGE_TYPES[extension(path)] }));
       this.urls.push(url);
       return el("img", { class: "pa-image", src: url, alt: path });
@@ -536,6 +546,7 @@ export class WorkspacePreview {
   async upload(files) {
     if (!files.length) return [];
     const limits = JSON.parse(this.source.limits());
+    const fileLimits = currentLimits(); // the attachments' limits: the same file gets the same answer
     const added = [];
     const problems = [];
     this.busy = true;
@@ -550,6 +561,11 @@ export class WorkspacePreview {
         }
         let bytes;
         try {
+          const refused = await uploadRefusal(file, path, fileLimits);
+          if (refused) {
+            problems.push(`${path} was not added: ${refused}`);
+            continue;
+          }
           bytes = new Uint8Array(await file.arrayBuffer());
         } catch (error) {
           problems.push(`${path} could not be read: ${error?.message ?? error}`);

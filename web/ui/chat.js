@@ -234,6 +234,16 @@ function applyOps(message, ops) {
   return appended;
 }
 
+// What a pi 1.x context_edit did to a message: it stays in the transcript, the model no longer sees it
+// (or sees a replacement).
+function contextEditNote(kind) {
+  const text =
+    kind === "removed"
+      ? "Not sent to the model (removed from its context in pi)"
+      : "The model sees an edited version (edited in pi)";
+  return h("p", { class: "context-edit-note", text });
+}
+
 export class ChatView {
   constructor({ scroller, transcript, onRetry, onEdit, onSwitch, onJump }) {
     this.scroller = scroller;
@@ -548,7 +558,9 @@ export class ChatView {
       node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" });
       this.fillAssistant(node, item, index, false);
     } else if (role === "toolResult") return null;
+    else if (role === "system") node = this.renderPromptChange(item);
     else node = this.renderOther(item);
+    if (node && item.contextEdit) node.append(contextEditNote(item.contextEdit));
     if (node && item.entryId) {
       node.dataset.entryId = item.entryId;
       this.nodes.set(item.entryId, node);
@@ -590,6 +602,30 @@ export class ChatView {
       "article",
       { class: "msg note", "aria-label": "Note" },
       h("div", { class: "note-text", text: String(text) }),
+    );
+  }
+
+  // A system message of a session from pi 1.x (its prompt sections or tools changed there): a
+  // collapsed marker. The page sends its own prompt and tools (docs/deviations.md).
+  renderPromptChange(item) {
+    const m = item.message ?? {};
+    const parts = typeof m.content === "string" && m.content ? [m.content] : [];
+    for (const [name, value] of Object.entries(m.sections ?? {}))
+      parts.push(value === null ? `${name}: removed` : `${name}:\n${value}`);
+    const names = (tools) => (Array.isArray(tools) ? tools.map((t) => t?.name).filter(Boolean) : []);
+    const added = names(m.toolsAdded);
+    const removed = names(m.toolsRemoved);
+    if (added.length) parts.push(`Tools added: ${added.join(", ")}`);
+    if (removed.length) parts.push(`Tools removed: ${removed.join(", ")}`);
+    return h(
+      "article",
+      { class: "msg note prompt-change", "aria-label": "Prompt changed" },
+      h(
+        "details",
+        {},
+        h("summary", { text: "Prompt changed (in pi)" }),
+        h("pre", { class: "prompt-change-text", text: parts.join("\n\n") || "(empty)" }),
+      ),
     );
   }
 

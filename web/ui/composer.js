@@ -16,6 +16,21 @@ const PAPERCLIP =
   '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M20 11.5l-8.2 8.2a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8"/></svg>';
 
 const MAX_HEIGHT = 240;
+// pi's estimate (pi-agent-core's estimateTokens): a token is about 4 characters; an image counts 4,800.
+const tokensOf = (chars) => Math.ceil(chars / 4);
+const IMAGE_CHARS = 4800;
+// The meter turns to the warning colour from this share of the compaction threshold.
+const NEAR_THRESHOLD = 0.85;
+
+// The tokens an attachment adds to the message (py_agent/app/attachments.py build_user_message:
+// a `<file name="uploads/NAME">` block with a document's text inside it, and an image's block).
+export function attachmentTokens(item) {
+  const payload = item.payload;
+  if (!payload) return 0;
+  const wrapper = `<file name="uploads/${item.name}">\n\n</file>`.length;
+  if (payload.kind === "image") return tokensOf(wrapper + IMAGE_CHARS);
+  return tokensOf(wrapper + (payload.text?.length ?? 0));
+}
 
 export class Composer {
   constructor({
@@ -29,7 +44,6 @@ export class Composer {
     onAbort,
     onUnqueue,
     onSendAttachments,
-    maxFileMb,
   }) {
     this.form = form;
     this.input = input;
@@ -41,13 +55,14 @@ export class Composer {
     this.onAbort = onAbort;
     this.onUnqueue = onUnqueue;
     this.onSendAttachments = onSendAttachments;
-    this.maxFileMb = maxFileMb ?? (() => LIMITS.maxFileMb);
     this.streaming = false;
     this.readOnly = false;
     this.busy = false;
     this.model = null;
     this.attachments = [];
+    this.context = null;
     this.buildAttachments();
+    this.buildMeter();
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -102,6 +117,57 @@ export class Composer {
       `With this message the conversation is about ${formatTokens(check.tokens)} tokens, more than this model's context window (${formatTokens(check.contextWindow)} tokens). The provider will probably refuse it, or cost a lot. Shorten the message, start a new chat or choose a model with a larger window. Send anyway?`,
       { title: "Longer than the model's context window", confirmLabel: "Send anyway" },
     );
+  }
+
+  // ---- the context meter ----
+
+  // How much of the model's window the next request will use: the session's figure
+  // (py_agent/app/context_meter.py: the last reply's usage and an estimate of what followed it)
+  // plus an estimate of what is typed and attached.
+  buildMeter() {
+    this.meterFill = h("span", { class: "meter-fill" });
+    this.meterText = h("span", { class: "meter-text" });
+    this.meter = h(
+      "span",
+      { id: "context-meter", class: "context-meter", role: "meter", "aria-valuemin": "0", hidden: true },
+      h("span", { class: "meter-bar", "aria-hidden": "true" }, this.meterFill),
+      this.meterText,
+    );
+    this.hint.before(this.meter);
+  }
+
+  nextRequestTokens() {
+    const typed = tokensOf(this.input.value.length);
+    const attached = this.attachments.reduce((n, a) => n + (a.status === "error" ? 0 : attachmentTokens(a)), 0);
+    return (this.context?.tokens ?? 0) + typed + attached;
+  }
+
+  updateMeter() {
+    const context = this.context;
+    const window = context?.contextWindow ?? 0;
+    this.meter.hidden = !window;
+    if (!window) return;
+    const tokens = this.nextRequestTokens();
+    const threshold = context.threshold ?? window;
+    const level = tokens >= threshold ? "over" : tokens >= threshold * NEAR_THRESHOLD ? "near" : "ok";
+    const percent = Math.round((tokens / window) * 100);
+    const shown = `${formatTokens(tokens)} / ${formatTokens(window)}`;
+    this.meterText.textContent = shown;
+    this.meterFill.style.width = `${Math.min(percent, 100)}%`;
+    this.meter.dataset.level = level;
+    this.meter.dataset.tokens = String(tokens);
+    this.meter.setAttribute("aria-valuemax", String(window));
+    this.meter.setAttribute("aria-valuenow", String(Math.min(tokens, window)));
+    this.meter.setAttribute("aria-label", `Context ${shown} tokens`);
+    const note =
+      level === "over"
+        ? "; past the point where pi compacts the conversation"
+        : level === "near"
+          ? "; close to the point where pi compacts the conversation"
+          : "";
+    const text = `The next request uses about ${tokens.toLocaleString("en")} of the model's ${window.toLocaleString("en")} tokens (${percent}%)${note}`;
+    this.meter.setAttribute("aria-valuetext", text);
+    this.meter.title = text;
   }
 
   // ---- attachments ----
@@ -200,7 +266,7 @@ export class Composer {
     const room = LIMITS.maxFiles - this.attachments.length;
     if (files.length > room) this.showNotice(`You can attach at most ${LIMITS.maxFiles} files to a message.`, "error");
     for (const file of files.slice(0, Math.max(0, room))) {
-      const item = new PendingAttachment(file, { maxFileMb: Number(this.maxFileMb()) || LIMITS.maxFileMb });
+      const item = new PendingAttachment(file);
       this.attachments.push(item);
       item.done.then(() => this.renderAttachments());
     }
@@ -237,7 +303,12 @@ export class Composer {
             ? h("span", { class: "att-state", text: "Reading…" })
             : item.status === "error"
               ? h("span", { class: "att-error", role: "alert", text: item.error })
-              : h("span", { class: "att-size", text: formatSize(item.size) });
+              : h(
+                  "span",
+                  { class: "att-size" },
+                  `${formatSize(item.size)} · about ${formatTokens(attachmentTokens(item))} tokens`,
+                  ...(item.notice ? [h("span", { class: "att-note", text: ` · ${item.notice}` })] : []),
+                );
         const remove = iconButton("close", `Remove ${item.name}`, { class: "small att-remove" });
         remove.addEventListener("click", () => this.removeAttachment(item));
         return h(
@@ -368,7 +439,8 @@ export class Composer {
     this.update();
   }
 
-  setState({ streaming, readOnly, queue, model, compacting }) {
+  setState({ streaming, readOnly, queue, model, compacting, context }) {
+    this.context = context ?? null;
     this.streaming = Boolean(streaming);
     this.compacting = Boolean(compacting);
     this.readOnly = Boolean(readOnly);
@@ -400,6 +472,7 @@ export class Composer {
       : streaming
         ? "Enter steers · Alt+Enter follows up · Esc stops"
         : "Enter sends · Shift+Enter new line";
+    this.updateMeter();
   }
 
   renderQueue(queue) {

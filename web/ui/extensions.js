@@ -1,7 +1,7 @@
 // Extension points of the page, for features that add tools (the workspace, subagents):
 //
 // registerToolRenderer(name, renderer)
-//   How a tool call named `name` looks in the chat. `renderer(call)` gets
+//   How a tool call named `name` looks in the chat (`name` ending in "*": every tool with that prefix). `renderer(call)` gets
 //   { name, id, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial }
 //   (`result`/`partial`: the tool-result message / partial result as JSON) and returns
 //   { title?: string, summary?: string, body?: Node } — any part left out falls back to the
@@ -33,7 +33,13 @@ export function registerToolRenderer(name, renderer) {
 }
 
 export function toolRenderer(name) {
-  return toolRenderers.get(name) ?? null;
+  const exact = toolRenderers.get(name);
+  if (exact) return exact;
+  // A name registered as "prefix*" renders every tool whose name starts with the prefix (MCP tools).
+  for (const [pattern, renderer] of toolRenderers) {
+    if (pattern.endsWith("*") && String(name ?? "").startsWith(pattern.slice(0, -1))) return renderer;
+  }
+  return null;
 }
 
 export function registerPanel(id, panel) {
