@@ -9,7 +9,9 @@ Standard library only, CPython 3.11+.
                                          phone on the same network); --host HOST: on that address
     python3 build.py test [PYTEST ARGS]  set up .venv, Chromium and Node.js, build, lint the whole
                                          repository (ruff check, ruff format --check, mypy --strict
-                                         py_agent), run pytest
+                                         py_agent, biome and tsc over the JavaScript), run pytest
+    python3 build.py test --quick        lint as above, then the tests that need no browser, Node.js,
+                                         Pyodide, built site or network (no machine setup, no build)
     python3 build.py bench [NAME ...]    build, then run bench/*.py (or only the named scripts)
     python3 build.py lock                re-resolve every pin through pip and npm; rewrite build.lock.json
     python3 build.py docs                the API reference (pdoc) into static/api/
@@ -22,7 +24,7 @@ is pinned by version and sha256 in build.lock.json, verified, and cached under .
 
 Layout of static/ (all URLs inside the site are relative, so it works from any sub-path):
 
-    index.html, app.css, boot.js ...   the page (copied from web/)
+    index.html, app.css, boot/ ...     the page (copied from web/)
     manifest.json                      what the page loads: runtime files and wheels, with sizes and hashes
     pyodide/                           Pyodide's runtime files, the wheels, and the site's own
                                        pyodide-lock.json (only the packages shipped here, with sha256);

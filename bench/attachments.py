@@ -169,6 +169,7 @@ def clear(page: Any) -> None:
 def start_stream(page: Any, mock: MockProviderServer) -> None:
     page.locator("#new-chat").click()
     page.locator("#session-title", has_text="New chat").wait_for()
+    page.locator("html:not([data-switching])").wait_for(state="attached")  # the new chat is open
     mock.reset()
     mock.script([{"text": "Streaming while a file is read. " * 400, "chunk_size": 6, "delay_ms": 4}])
     page.evaluate(MONITOR)

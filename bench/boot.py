@@ -71,7 +71,7 @@ BARE_STDLIB_JS = BARE_JS.replace(
 # The least a page that restores Python from a memory snapshot takes here: Pyodide alone (no
 # packages, no app, no first screen), with the site's standard library; its first visit makes a
 # snapshot of that interpreter and keeps it in Cache Storage, and later visits restore it, its 31 MB
-# read while the runtime compiles and instantiates (as the app reads its own: web/snapshot.js).
+# read while the runtime compiles and instantiates (as the app reads its own: web/boot/snapshot.js).
 FLOOR_HTML = BARE_HTML.replace(
     '<script type="module" src="bare.js"></script>',
     '<link rel="preload" href="../site/pyodide/pyodide.asm.wasm" as="fetch" crossorigin>\n'
@@ -347,12 +347,12 @@ def painted_at(visit: dict[str, Any]) -> float:
     return float(early.get("painted", early["at"])) if early else float(visit["ready"])
 
 
-# The first screen's steps (web/early-start.js, web/early.js: performance marks "py-agent:<name>").
+# The first screen's steps (web/boot/early-start.js, web/boot/early.js: performance marks "py-agent:<name>").
 EARLY_STEPS = {
-    "early-start": "web/early-start.js runs",
+    "early-start": "web/boot/early-start.js runs",
     "early-db-open": "IndexedDB open",
     "early-records": "its records read",
-    "early-module": "web/early.js evaluated",
+    "early-module": "web/boot/early.js evaluated",
     "early-drawn": "drawn",
 }
 
@@ -433,7 +433,7 @@ def report(
         f"| {FLOOR} | | {_report.summary(floor, 'ms', 0)} |",
         "",
         "Usable at once: the page draws the sessions list and the open session's transcript from IndexedDB "
-        'itself, and focuses the composer, before Python is ready (`data-early="drawn"`, web/early.js); a '
+        'itself, and focuses the composer, before Python is ready (`data-early="drawn"`, web/boot/early.js); a '
         "message sent then is queued and sent once Python is ready. The cold visit (a new profile) has no "
         "session yet (the page knows a first visit: no service worker answers it yet; it does not wait for "
         "IndexedDB then, whose first answer in a new profile takes 0.1-0.6 s): it then sends one message to the "
@@ -536,19 +536,19 @@ visits (A/B, 10 warm visits each, interleaved, load ~8): ready 2786 against 3076
 start Python 1151 against 1387): the kept bytes are read as they are, the shipped file is
 inflated on the page's thread. The first screen no longer waits for any of this: the page draws the sessions list and the open session's
 last messages from IndexedDB itself and takes typing while Python starts (the first row;
-web/early.js, taken over by web/app.js). Its records are read by the page's first script
-(web/early-start.js, a classic script at the top of index.html) as soon as IndexedDB is open, in
+web/boot/early.js, taken over by web/app.js). Its records are read by the page's first script
+(web/boot/early-start.js, a classic script at the top of index.html) as soon as IndexedDB is open, in
 one transaction, before any module runs: the page's modules are evaluated late while its head's
-~40 files arrive (in traces, web/early.js ran 100-250 ms in, when its files had arrived by ~80 ms;
+~40 files arrive (in traces, web/boot/early.js ran 100-250 ms in, when its files had arrived by ~80 ms;
 often only once the page was parsed), and IndexedDB's answer took 45-180 ms more after that.
 
 Warm, what the page does: the snapshot is made after the app is ready, by a worker with a Pyodide
-of its own (web/snapshot-worker.js), after installing the same site-packages.bin, importing
+of its own (web/boot/snapshot-worker.js), after installing the same site-packages.bin, importing
 py_agent and the app's Python modules, importing what the app's start imports lazily (its plugins,
 the model catalogue: `importlib.resources` & co., with their bytecode from the site's zip) and
 building the validators that are deferred at a normal start (`defer_build`). Pyodide refuses to
 snapshot once pydantic-core's WebAssembly library is loaded (it lives outside the memory):
-web/snapshot.js records where the dynamic loader put it (dlopen handle, memory and table bases,
+web/boot/snapshot.js records where the dynamic loader put it (dlopen handle, memory and table bases,
 a digest of the function table and the GOT) and a warm visit instantiates it again at those bases
 before the memory is copied back (no relocations, no constructors), grows the memory to the
 snapshot's size (Pyodide's INITIAL_MEMORY setting is ignored by this build: pyodide#6254) and
@@ -566,7 +566,7 @@ library; its 31 MB read from Cache Storage while the runtime compiles and instan
 0.53 s): most of the warm target by itself, before the first screen that the same target list asks
 for (~200 ms of the same thread) and the app's start. Of a warm visit of the app, Chromium profiles
 show the page's thread busy from the navigation to ready (idle for less than a tenth of that time):
-the first screen (~150-250 ms: the page's head, IndexedDB, web/early.js's drawing, style and
+the first screen (~150-250 ms: the page's head, IndexedDB, web/boot/early.js's drawing, style and
 layout), then Python's start: the code cache of the runtime's WebAssembly consumed (70-100 ms),
 Emscripten's instantiation and the dynamic loader's work for pydantic-core (~90-120 ms, ~260 small
 WebAssembly modules for the JavaScript functions in the function table among it), the snapshot's 38
@@ -579,13 +579,13 @@ against 150-230 ms the first time. On two cores, work moved to another thread pa
 core is free. What this round took off the page's thread (A/B, 15 warm visits each, interleaved,
 load 1.4-2.2: ready 1575 ms before, 1375 after, medians; boot's ready 1302 and 1106; the first
 screen 276 and 237): the kept snapshot (its 38 MB read from Cache Storage and hashed) and site-
-packages.bin (fetched and inflated: 12.5 MB) are read by a worker (web/read-ahead.js) that
-web/boot.js starts once it has manifest.json, their buffers handed over without a copy (the
+packages.bin (fetched and inflated: 12.5 MB) are read by a worker (web/boot/read-ahead.js) that
+web/boot/boot.js starts once it has manifest.json, their buffers handed over without a copy (the
 snapshot's then copied into the buffer Pyodide was given, ~10 ms); the ~450 files of site-packages
 are made nodes of Emscripten's in-memory file system directly in their folders' nodes (writing them
 took 28-55 ms, now 5-12: FS.writeFile walked each whole path); the demo model is registered in the
 snapshot's warm-up (17-48 ms of the app's start, the first time through pydantic's validation of its
-model). Measured and left out in that round: the same worker started by web/early-start.js as the
+model). Measured and left out in that round: the same worker started by web/boot/early-start.js as the
 page begins, reading manifest.json itself (ready 1656 ms against 1708 without it, but the first
 screen 359 against 295: it took the first screen's core; medians of 9 warm visits each); the worker
 handing Pyodide a promise of the snapshot instead of a buffer (Pyodide then waits for the read
@@ -606,7 +606,7 @@ start (~220 ms: IndexedDB, settings and keys, the first render; its Python runs 
 compiled none of the interpreter's hot WebAssembly functions yet, which a normal start does
 during its seconds of start-up). Pyodide's loader runs ~70-150 ms after the first screen before it
 asks for the runtime's instantiation (the page's mark `runtime compiling`), and the compilation
-then takes ~150-300 ms more on these busy cores. Python's start waits for web/early.js's drawing
+then takes ~150-300 ms more on these busy cores. Python's start waits for web/boot/early.js's drawing
 to be painted, not for web/app.js to draw the same screen again with its own views (~300 ms more:
 its modules, building its views, the full Markdown rendering); that runs while the runtime
 compiles and the snapshot is read (ready 1452 ms against 1563 with the wait for web/app.js's
@@ -634,9 +634,9 @@ ms sooner, as the page is parsed sooner; ready much later: web/app.js's modules 
 after another through the service worker, 3776 ms against 2311 while Python's start still waited
 for web/app.js's screen); a warm visit without the runtime's two preloads (pyodide.asm.wasm and the
 standard library's zip: their 14 MB bodies are taken in on the page's thread, 50-140 ms in traces,
-before web/early.js runs): first screen 416 against 448 ms, ready 2515 against 2703, within the
+before web/boot/early.js runs): first screen 416 against 448 ms, ready 2515 against 2703, within the
 noise at that load, to be measured on a quiet machine; manifest.json asked for by
-web/early-start.js as the page starts, ahead of the head's other files, boot.js taking that answer
+web/boot/early-start.js as the page starts, ahead of the head's other files, boot.js taking that answer
 (boot.js had it ~150-200 ms sooner, but ready came no sooner: 2271 ms against 2085 without it,
 first screen 433 against 447, at a load of 3-7). Not done: sw.js answering the navigation
 from its cache without asking the network for manifest.json first. The page's own request for
@@ -648,10 +648,10 @@ later.
 
 The warm first screen, step by step (the page's marks, listed above, and Chromium traces of warm
 visits at a load of 8-16): the navigation's answer from the service worker in 10-60 ms (its fetch
-handler asks the network for manifest.json, then its cache for index.html); web/early-start.js
+handler asks the network for manifest.json, then its cache for index.html); web/boot/early-start.js
 runs at 60-140 ms, as the parser reaches it (its own round trip through the service worker);
 IndexedDB opens 30-90 ms later; its records came 100-200 ms after that (IndexedDB's own work is
-under a millisecond: the time is the round trips, each waiting for busy threads), and web/early.js
+under a millisecond: the time is the round trips, each waiting for busy threads), and web/boot/early.js
 was evaluated 150-250 ms after its files had been compiled: each level of a module graph is handed
 on in a task queued behind the page's arriving files (its head's ~40, among them the runtime's 14
 MB, whose bodies took 30-50 ms of the page's thread before the first screen in some traces); then
@@ -661,7 +661,7 @@ one round trip less; records 57 ms after the open against 136 before, medians of
 visits each at a load of 11-13); the drawing forces no layout (it laid the page out for the scroll
 to the last message and again for the focus scrolling the composer into view: the scroll is now
 set in the frame's requestAnimationFrame, the focus does not scroll), so the frame lays it out once;
-and pyodide/pyodide.asm.js (1.2 MB) is preloaded by web/boot.js from the first screen on rather
+and pyodide/pyodide.asm.js (1.2 MB) is preloaded by web/boot/boot.js from the first screen on rather
 than from index.html's head: its parse took 110-320 ms of the renderer's background threads before
 the first screen, the threads that hand the page the service worker's answers (their time before
 the first screen 56-81 ms of CPU now, 81-102 before, in 7 traces). Pyodide's loader asks
@@ -674,12 +674,12 @@ at a load of 11-17 (16 each): first screen 521 against 551, painted 578 against 
 and -102), ready 4911 against 4834 (paired -234); and at a load of 2-5 (14 each): first screen 328
 against 401 (paired -81, quartiles -150 to -65), painted 411 against 459 (paired -52, quartiles
 -113 to -9), ready 2126 against 2287 (paired -58, quartiles -311 to +111), the records read 266 ms
-in against 366, web/early.js evaluated at 248 against 340. Measured and left out in that round: the service
+in against 366, web/boot/early.js evaluated at 248 against 340. Measured and left out in that round: the service
 worker reading index.html from its cache beside the network's manifest.json (when the versions
 match, its answer waits for the network only): the navigation's responseStart no sooner (+2 to +7
-ms, paired medians); web/early.js importing the modules of its whole graph itself (one level of
-the graph instead of two): web/early.js evaluated no sooner (229 against 238 ms after
-web/early-start.js ran, medians of 16).
+ms, paired medians); web/boot/early.js importing the modules of its whole graph itself (one level of
+the graph instead of two): web/boot/early.js evaluated no sooner (229 against 238 ms after
+web/boot/early-start.js ran, medians of 16).
 """
 
 

@@ -151,6 +151,7 @@ def main() -> None:
                 for i in range(OPENS + 1):
                     page.locator("#new-chat").click()
                     page.locator("#session-title", has_text="New chat").wait_for()
+                    page.locator("html:not([data-switching])").wait_for(state="attached")  # the new chat is open
                     result = page.evaluate(OPEN, [session_id, last])
                     if i == 0:
                         continue  # warm-up: the first open compiles the code paths
@@ -223,7 +224,7 @@ paint), which cut the forced layout of adding a page about tenfold (13-20 ms to 
 gives messages out of view no rendered text (`innerText` is empty, and WebDriver calls them not
 displayed): what a script, an extension or a test reads of the transcript must not depend on
 where it is scrolled. Opening a stored session, the page first reads the
-session's last 80 messages on its branch from IndexedDB itself (web/idb.js, `recentMessages`: a
+session's last 80 messages on its branch from IndexedDB itself (web/boot/idb.js, `recentMessages`: a
 cursor from the newest entry, following the parents from the record's leaf) and draws them, then
 lets the browser paint before asking Python to open the session; Python's transcript replaces
 them when it has read and checked every entry (the "loaded" row: that part still grows with the

@@ -83,6 +83,7 @@ def one_run(browser: Any, base: str, mock: MockProviderServer) -> dict[str, dict
         for batch in range(BATCHES):
             page.locator("#new-chat").click()
             page.locator("#session-title", has_text="New chat").wait_for()
+            page.locator("html:not([data-switching])").wait_for(state="attached")  # the new chat is open
             for i in range(BATCH):
                 turn(page, batch * BATCH + i)
             done = (batch + 1) * BATCH

@@ -42,7 +42,7 @@ OPENS = int(os.environ.get("STORAGE_BENCH_OPENS", "5"))
 CHROMIUM_ARGS = build.CHROMIUM_ARGS
 
 
-# Runs inside the page's Pyodide. `db` is web/idb.js's Storage over the app's database.
+# Runs inside the page's Pyodide. `db` is web/boot/idb.js's Storage over the app's database.
 PYTHON = r"""
 import json
 from js import performance
@@ -102,7 +102,7 @@ def run(page: Any, mode: str, arg: int) -> Any:
     code = PYTHON + f"\nAPPENDS = {APPENDS}\nawait main({mode!r}, {arg})"
     return page.evaluate(
         """async (code) => {
-          const { openDatabase } = await import("./idb.js");
+          const { openDatabase } = await import("./boot/idb.js");
           const db = await openDatabase();
           const py = window.pyAgent.pyodide;
           py.globals.set("db", db);
@@ -176,7 +176,7 @@ def main() -> None:
 Machine: {_report.machine()}; Chromium {version}.
 
 The app's own code in headless Chromium (`bench/storage.py`): `py_agent.app.storage` over IndexedDB
-(`web/idb.js`), in the booted page. A message is ~400 characters; assistant messages carry usage.
+(`web/boot/idb.js`), in the booted page. A message is ~400 characters; assistant messages carry usage.
 
 | operation | time |
 |---|---|

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .config import BENCH, ROOT, BuildError
+from .config import BENCH, FOLDER_NEEDS, NEEDS_ANY, QUICK_LANE, ROOT, BuildError
 from .downloads import prepare_test_wheels
+from .jschecks import ensure_node_modules, js_check_steps
 from .lock import cmd_lock
 from .machine import (
     chromium_path,
@@ -57,40 +59,98 @@ def print_machine_state() -> None:
     print("\n=== the machine after the run\n" + "\n".join(lines), flush=True)
 
 
-def cmd_test(pytest_args: Sequence[str]) -> int:
+def lint_steps(python: Path, js: bool) -> list[tuple[str, list[str]]]:
+    """ruff (check, format) and mypy --strict over the package; with ``js``, the JavaScript checks too
+    (buildsys/jschecks.py)."""
+    steps = [
+        ("ruff check", [str(python), "-m", "ruff", "check", "."]),
+        ("ruff format", [str(python), "-m", "ruff", "format", "--check", "."]),
+        ("mypy", [str(python), "-m", "mypy", "--strict", "py_agent"]),
+    ]
+    if js:
+        steps.extend(js_check_steps())
+    return steps
+
+
+def run_pytest(title: str, runner: Sequence[str], args: Sequence[str], env: dict[str, str], failed: list[str]) -> int:
+    """pytest's exit code (``runner`` runs a module: the venv's python, or coverage run); a failure, or
+    a run of no test at all (exit 5), is added to ``failed``."""
+    rc = run_step(title, [*runner, "-m", "pytest", *args], env)
+    if rc == 5:
+        print("pytest ran no tests: that counts as a failure here", flush=True)
+    if rc != 0:
+        failed.append(f"{title} (exit {rc})")
+    return rc
+
+
+def quick_lane_args() -> list[str]:
+    """pytest's selection of the quick lane; the folders whose every test it leaves out (tests/browser,
+    tests/engines) are not even collected."""
+    return ["-m", QUICK_LANE, *(f"--ignore=tests/{folder}" for folder in FOLDER_NEEDS)]
+
+
+def quick_lane_with_coverage(python: Path, env: dict[str, str], failed: list[str]) -> int:
+    """The quick lane's tests under coverage, then the share of py_agent's lines they ran."""
+    data = ROOT / ".cache" / "coverage" / "quick-lane"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    env = {**env, "COVERAGE_FILE": str(data)}
+    coverage = [str(python), "-m", "coverage"]
+    rc = run_pytest("pytest (quick lane)", [*coverage, "run", "--source=py_agent"], quick_lane_args(), env, failed)
+    if rc == 0:
+        report = [*coverage, "report", "--format=total"]
+        total = subprocess.run(report, cwd=ROOT, env=env, capture_output=True, text=True, check=False).stdout.strip()
+        print(f"\ncoverage of py_agent by the quick lane: {total}% of its lines", flush=True)
+    return rc
+
+
+def cmd_test(args: Sequence[str]) -> int:
+    """`test [--quick] [PYTEST ARGS]`.
+
+    The full run sets up the machine and builds the site, lints, then runs pytest with the arguments;
+    without any (CI), the quick lane's tests under coverage and then the rest. --quick: lint, types
+    and the tests that need no browser, Node.js, Pyodide, built site or package index; no machine
+    setup, no site build (the venv and node_modules/ are set up only when missing or stale)."""
+    quick = "--quick" in args
+    pytest_args = [arg for arg in args if arg != "--quick"]
     python = ensure_venv()
-    ensure_chromium()
-    ensure_engines()
-    ensure_node()
-    ensure_static_servers()
-    ensure_search_tools()
-    build_site()
-    prepare_test_wheels()
+    if not quick:
+        ensure_chromium()
+        ensure_engines()
+        ensure_node()
+        ensure_static_servers()
+        ensure_search_tools()
+        build_site()
+        prepare_test_wheels()
     venv_bin = str(python.parent)
     env = {
         **os.environ,
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
         "PY_AGENT_CHROMIUM": chromium_path(),
     }
-    failed = []
-    lint_steps = [
-        ("ruff check", [str(python), "-m", "ruff", "check", "."]),
-        ("ruff format", [str(python), "-m", "ruff", "format", "--check", "."]),
-        ("mypy", [str(python), "-m", "mypy", "--strict", "py_agent"]),
-    ]
-    for title, cmd in lint_steps:
+    js = shutil.which("node") is not None
+    if js:
+        ensure_node_modules()
+    else:  # the quick lane on a machine without Node.js (the full run installed it above)
+        print("\n=== the JavaScript checks: skipped, Node.js is not installed", flush=True)
+    failed: list[str] = []
+    steps = lint_steps(python, js)
+    for title, cmd in steps:
         if run_step(title, cmd, env) != 0:
             failed.append(title)
-    rc = run_step("pytest", [str(python), "-m", "pytest", *pytest_args], env)
-    if rc == 5:
-        print("pytest ran no tests: that counts as a failure here", flush=True)
-    if rc != 0:
-        failed.append(f"pytest (exit {rc})")
+    runner = [str(python)]
+    if quick:
+        # On every core (pytest-xdist); the full run's quick_lane_with_coverage runs in one process.
+        rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_args(), "-n", "auto", *pytest_args], env, failed)
+    elif pytest_args:
+        rc = run_pytest("pytest", runner, pytest_args, env, failed)
+    else:
+        rc = quick_lane_with_coverage(python, env, failed)
+        rc = run_pytest("pytest (the rest)", runner, ["-m", NEEDS_ANY], env, failed) or rc
     if failed:
         print_machine_state()
         print(f"\nbuild.py test: FAILED: {', '.join(failed)}", flush=True)
-        return rc if rc not in (0,) else 1
-    print("\nbuild.py test: ruff (check, format), mypy and pytest passed", flush=True)
+        return rc or 1
+    print(f"\nbuild.py test: {', '.join(title for title, _ in steps)} and pytest passed", flush=True)
     return 0
 
 

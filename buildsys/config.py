@@ -87,12 +87,17 @@ SITE_WHEEL_EXCLUDES = ("testing/*", "transports/httpx.py")
 
 SANDBOX_LOCK = "sandbox-lock.json"
 SITE_PACKAGES_SCRIPT = ROOT / "scripts" / "site_packages.mjs"
+# What that script runs besides the site's files: the Python it runs in Pyodide (byte-compiling, the
+# bundle, the standard library's zip) and the page's module with Python's environment.
+SITE_PACKAGES_INPUTS = (SITE_PACKAGES_SCRIPT, ROOT / "buildsys" / "in_pyodide.py", ROOT / "web" / "boot" / "runtime.js")
 SITE_PACKAGES_FILE = "site-packages.bin"
 SNAPSHOT_SCRIPT = ROOT / "scripts" / "snapshot.mjs"
 # The memory snapshot a first visit restores (gzip'd): see site.build_snapshot().
 SNAPSHOT_FILE = "memory-snapshot.bin"
 # What the snapshot is made with besides the site's files (scripts/snapshot.mjs imports them).
-SNAPSHOT_WEB_MODULES = ("fastboot.js", "snapshot.js", "unpack.js")
+SNAPSHOT_WEB_MODULES = tuple(
+    f"boot/{name}" for name in ("runtime.js", "snapshot.js", "install.js", "unpack.js", "bytes.js")
+)
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 
@@ -111,6 +116,29 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 MIN_NODE_MAJOR = 18
+
+# What a test needs beyond the venv, as pytest markers (tests/conftest.py sets them by folder and
+# fixture; pyproject.toml registers them). `build.py test --quick` runs the tests that need none.
+TEST_NEEDS = {
+    "browser": "a browser (tests/browser/: Chromium through Playwright)",
+    "engines": "Chromium, Firefox ESR and WebKitGTK (tests/engines/)",
+    "pyodide": "Pyodide under Node.js (the run_in_pyodide fixture)",
+    "node": "Node.js (the node fixture, or a script run with node)",
+    "reference": "pi's reference packages installed with npm (the reference_install fixture)",
+    "site": "the built site, static/ (the built_site fixture)",
+    "network": "a package index (the dists fixture installs the wheel's dependencies)",
+}
+# tests/conftest.py marks a test by its folder under tests/ and by the fixtures it uses.
+FOLDER_NEEDS = {"browser": ("browser",), "engines": ("engines", "browser")}
+FIXTURE_NEEDS = {
+    "run_in_pyodide": ("pyodide", "node"),
+    "node": ("node",),
+    "reference_install": ("reference", "node"),
+    "built_site": ("site",),
+    "dists": ("network",),
+}
+NEEDS_ANY = " or ".join(TEST_NEEDS)
+QUICK_LANE = f"not ({NEEDS_ANY})"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 

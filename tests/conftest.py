@@ -21,6 +21,22 @@ RUN_MJS = ROOT / "tests" / "pyodide" / "run.mjs"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 import build  # noqa: E402  (build.py: standard library only)
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of what each test needs (buildsys/config.py TEST_NEEDS), by its folder and by its
+    fixtures (asked for directly or through another fixture)."""
+    tests = ROOT / "tests"
+    for item in items:
+        needs: set[str] = set()
+        relative = item.path.relative_to(tests) if item.path.is_relative_to(tests) else None
+        if relative is not None and len(relative.parts) > 1:
+            needs.update(FOLDER_NEEDS.get(relative.parts[0], ()))
+        for fixture in getattr(item, "fixturenames", ()):
+            needs.update(FIXTURE_NEEDS.get(fixture, ()))
+        for name in sorted(needs):
+            item.add_marker(name)
 
 
 def require(condition: bool, message: str) -> None:
@@ -90,18 +106,20 @@ PINNED = {
     "@earendil-works/pi-ai": "0.79.10",
     "@earendil-works/pi-coding-agent": "0.79.10",
 }
+# pi 1.x's session code (tests/reference-1x): the checks of pi 1.6.0's session files.
+REFERENCE_1X_DIR = Path(__file__).resolve().parent / "reference-1x"
+PINNED_1X = {"@earendil-works/pi-coding-agent": "1.6.0"}
 
 
-def _installed_version(package: str) -> str | None:
-    manifest = REFERENCE_DIR / "node_modules" / package / "package.json"
+def _installed_version(package: str, folder: Path = REFERENCE_DIR) -> str | None:
+    manifest = folder / "node_modules" / package / "package.json"
     if not manifest.exists():
         return None
     return json.loads(manifest.read_text(encoding="utf-8")).get("version")
 
 
-@pytest.fixture(scope="session")
-def reference_install() -> Path:
-    """``tests/reference/node_modules`` with the pinned reference packages (``npm ci`` if missing)."""
+def _npm_ci(folder: Path, pinned: dict[str, str]) -> Path:
+    """``folder/node_modules`` with the ``pinned`` packages (``npm ci`` if missing); fails, never skips."""
     node = shutil.which("node")
     if node is None:
         pytest.fail(
@@ -109,23 +127,35 @@ def reference_install() -> Path:
             "Install Node.js (>= 20) and npm.",
             pytrace=False,
         )
-    if all(_installed_version(package) == version for package, version in PINNED.items()):
-        return REFERENCE_DIR
+    if all(_installed_version(package, folder) == version for package, version in pinned.items()):
+        return folder
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail(
             "npm is not installed: it is needed once to install the reference packages into "
-            f"{REFERENCE_DIR / 'node_modules'} (npm ci).",
+            f"{folder / 'node_modules'} (npm ci).",
             pytrace=False,
         )
     command = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
-    completed = subprocess.run(command, cwd=REFERENCE_DIR, capture_output=True, text=True, timeout=600, check=False)
+    completed = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600, check=False)
     if completed.returncode != 0:
         pytest.fail(
-            f"`npm ci` in {REFERENCE_DIR} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}",
+            f"`npm ci` in {folder} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}",
             pytrace=False,
         )
-    for package, version in PINNED.items():
-        if _installed_version(package) != version:
+    for package, version in pinned.items():
+        if _installed_version(package, folder) != version:
             pytest.fail(f"{package} {version} is not installed after npm ci", pytrace=False)
-    return REFERENCE_DIR
+    return folder
+
+
+@pytest.fixture(scope="session")
+def reference_install() -> Path:
+    """``tests/reference/node_modules`` with the pinned reference packages (``npm ci`` if missing)."""
+    return _npm_ci(REFERENCE_DIR, PINNED)
+
+
+@pytest.fixture(scope="session")
+def reference_1x_install() -> Path:
+    """``tests/reference-1x/node_modules`` with pi-coding-agent 1.6.0 (``npm ci`` if missing)."""
+    return _npm_ci(REFERENCE_1X_DIR, PINNED_1X)

@@ -25,6 +25,17 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return build_dist(tmp_path_factory.mktemp("dist"))
 
 
+def test_built_in_agent_definitions_are_package_data() -> None:
+    root = Path(__file__).resolve().parent.parent
+    assert sorted(p.name for p in (root / "py_agent" / "tools" / "agents").glob("*.md")) == [
+        "planner.md",
+        "reviewer.md",
+        "scout.md",
+        "worker.md",
+    ]
+    assert '"tools/agents/*.md"' in (root / "pyproject.toml").read_text(encoding="utf-8")
+
+
 def test_wheel_metadata(dists: list[Path]) -> None:
     wheel = next(p for p in dists if p.suffix == ".whl")
     assert wheel.name == f"py_agent-{__version__}-py3-none-any.whl"

@@ -8,12 +8,16 @@
   package's version (``from py_agent import __version__``: a literal, set before any layer runs);
 - only ``py_agent/browser/`` and ``py_agent/transports/fetch.py`` import ``js`` or ``pyodide``;
 - only ``py_agent/transports/__init__.py`` asks which platform it runs on (``sys.platform``,
-  ``"emscripten"``, ``IN_PYODIDE``).
+  ``"emscripten"``, ``IN_PYODIDE``);
+- the pure layers (ai, core, session, tools, and the subagent tool of app) import only the standard
+  library, pydantic and py_agent, and none of the standard library's file, process or socket
+  modules: they run alike in CPython and in Pyodide, with no file system.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "py_agent"
@@ -34,6 +38,9 @@ BROWSER_MODULES = ("js", "pyodide", "pyodide_js")
 BROWSER_ALLOWED = ("browser/", "transports/fetch.py")
 PLATFORM_CHECK_ALLOWED = "transports/__init__.py"
 ROOT_METADATA = ("__version__",)
+PURE = ("ai/", "core/", "session/", "tools/", "app/subagent_tool.py")
+ENVIRONMENT_MODULES = {"os", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "glob", "js", "pyodide"}
+PURE_THIRD_PARTY = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "__future__"}
 
 
 def _module_parts(relative: Path) -> list[str]:
@@ -81,9 +88,15 @@ def _platform_checks(tree: ast.AST) -> list[int]:
     return [getattr(node, "lineno", 0) for node in ast.walk(tree) if _is_platform_check(node)]
 
 
+def _is_pure_import(top: str, package: str) -> bool:
+    if top in ENVIRONMENT_MODULES:
+        return False
+    return top == package or top in PURE_THIRD_PARTY or top in sys.stdlib_module_names
+
+
 def layer_violations(root: Path) -> list[str]:
-    """Every import against the layers, browser import or platform check out of place, under ``root``
-    (a package laid out as py_agent)."""
+    """Every import against the layers or out of a pure module, browser import or platform check out of
+    place, under ``root`` (a package laid out as py_agent)."""
     package = root.name
     problems: list[str] = []
     for path in sorted(root.rglob("*.py")):
@@ -95,6 +108,8 @@ def layer_violations(root: Path) -> list[str]:
             top = module.split(".")[0]
             if top in BROWSER_MODULES and not where.startswith(BROWSER_ALLOWED):
                 problems.append(f"{where}:{line}: imports {module} (only browser/ and transports/fetch.py may)")
+            elif where.startswith(PURE) and not _is_pure_import(top, package):
+                problems.append(f"{where}:{line}: imports {module} (a pure module: standard library and pydantic only)")
             if top != package or layer is None:
                 continue  # the composition root (package/__init__.py) may import anything
             parts = module.split(".")
@@ -121,14 +136,15 @@ def test_the_checker_reports_violations(tmp_path: Path) -> None:
         "ai/__init__.py": "",
         "ai/types.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..core import agent\n",
         "core/__init__.py": "",
-        "core/agent.py": "def f():\n    from py_agent.session import tree\n    import js\n",
+        "core/agent.py": "def f():\n    from py_agent.session import tree\n    import js\n    import os.path\n",
         "session/__init__.py": "from ..ai import types\nfrom . import tree\n",
-        "session/tree.py": "",
+        "session/tree.py": "import json\nimport pydantic\nimport httpx\n",
         "tools/__init__.py": "from .. import app\nfrom .. import __version__\nimport py_agent\n",
         "transports/__init__.py": "import sys\nIN_PYODIDE = sys.platform == 'emscripten'\n",
         "transports/fetch.py": "import js\nfrom pyodide.ffi import to_js\n",
         "transports/httpx.py": "from ..session import tree\nfrom . import IN_PYODIDE\n",
-        "app/__init__.py": "from ..tools import x\nfrom ..transports import y\n",
+        "app/__init__.py": "from ..tools import x\nfrom ..transports import y\nimport io\n",
+        "app/subagent_tool.py": "from pathlib import Path\n",
         "app/controller.py": "from ..browser import main\nif 'emscripten' in NAME:\n    pass\n",
         "browser/__init__.py": "",
         "browser/main.py": "import js\nfrom ..app import controller\nfrom ..testing import mock\n",
@@ -144,9 +160,12 @@ def test_the_checker_reports_violations(tmp_path: Path) -> None:
         "ai/types.py:3: ai imports py_agent.core",
         "app/controller.py:1: app imports py_agent.browser",
         "app/controller.py:2: a platform check (only transports/__init__.py may)",
+        "app/subagent_tool.py:1: imports pathlib (a pure module: standard library and pydantic only)",
         "browser/main.py:3: browser imports py_agent.testing",
         "core/agent.py:2: core imports py_agent.session",
         "core/agent.py:3: imports js (only browser/ and transports/fetch.py may)",
+        "core/agent.py:4: imports os.path (a pure module: standard library and pydantic only)",
+        "session/tree.py:3: imports httpx (a pure module: standard library and pydantic only)",
         "testing/mock.py:1: testing imports py_agent.app",
         "tools/__init__.py:1: tools imports py_agent.app",
         "tools/__init__.py:3: tools imports py_agent",

@@ -142,6 +142,28 @@ def test_provider_block_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     assert closed, "the connection to the provider was closed"
 
 
+def test_compaction_block_compacts_the_saved_file(tmp_path: Path, reference_install: Path) -> None:
+    block = next(b for b in ONLINE if "compact_session" in b)
+    with MockProviderServer() as server:
+        server.script([{"text": "## Goal\nQuestion 1 was answered."}])
+        env = {"ANTHROPIC_BASE_URL": server.base_url("anthropic-messages"), "ANTHROPIC_API_KEY": KEY}
+        done = run(block, tmp_path, env)
+        requests = server.requests
+    assert done.returncode == 0, done.stderr
+    assert "Question 1 was answered." in done.stdout
+    prompt = requests[0]["body"]["messages"][0]["content"][0]["text"]
+    assert "[User]: Question 1:" in prompt and "Question 2" not in prompt
+    # pi's own reader sees the summary first, then the kept messages (from Question 2 on).
+    script = ROOT / "tests" / "session" / "pi_reference_check.mjs"
+    saved = tmp_path / "long-chat.jsonl"
+    read = subprocess.run(["node", str(script), str(saved)], capture_output=True, text=True, timeout=60, check=False)
+    assert read.returncode == 0, read.stderr
+    seen = json.loads(read.stdout)
+    messages = seen["contexts"][seen["leafId"]]["messages"]
+    assert messages[0]["role"] == "compactionSummary" and "Question 1 was answered." in messages[0]["summary"]
+    assert messages[1]["content"].startswith("Question 2:") and len(messages) == 7
+
+
 def test_mcp_block_calls_the_servers_tool(tmp_path: Path) -> None:
     assert len(MCP) == 1
     with McpTestServer() as server:

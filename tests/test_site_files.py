@@ -30,7 +30,7 @@ def test_manifest_lists_every_file_of_the_site(built_site: Path) -> None:
         assert entry["size"] == len(data), path
         assert entry["sha256"] == hashlib.sha256(data).hexdigest(), path
     # The files boot.js needs are there, with the service worker beside index.html.
-    assert {"index.html", "boot.js", "fastboot.js", "pyodide/pyodide.asm.wasm"} <= set(listed)
+    assert {"index.html", "boot/boot.js", "boot/runtime.js", "pyodide/pyodide.asm.wasm"} <= set(listed)
     assert (built_site / "sw.js").is_file()
 
 
@@ -145,7 +145,7 @@ def test_every_file_index_html_names_is_in_the_site(built_site: Path) -> None:
 def test_the_shipped_memory_snapshot_is_named_with_its_size_sha256_and_record(built_site: Path) -> None:
     """The memory snapshot a first visit restores (scripts/snapshot.mjs): gzip'd, well under static
     hosts' file size limits, named in manifest.json with its size, sha256 and the record the page
-    checks it against (web/snapshot.js)."""
+    checks it against (web/boot/snapshot.js)."""
     info = manifest(built_site)
     built = node_built_file(built_site, "snapshot")
     if built is None:
@@ -155,7 +155,7 @@ def test_the_shipped_memory_snapshot_is_named_with_its_size_sha256_and_record(bu
     assert len(data) < 20e6  # static hosts cap files at 25 MB (some lower)
     body = gzip.decompress(data)
     record = shipped["record"]
-    snapshot_js = (build.WEB / "snapshot.js").read_text(encoding="utf-8")
+    snapshot_js = (build.WEB / "boot" / "snapshot.js").read_text(encoding="utf-8")
     assert f'SNAPSHOT_KIND = "{record["kind"]}"' in snapshot_js
     assert record["version"] is None  # it belongs to the build whose manifest names it
     assert record["bundle"] == info["site_packages"]["sha256"]

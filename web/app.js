@@ -2,10 +2,10 @@
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
 
-import { early } from "./early.js";
-import { ready, firstScreenDrawn } from "./boot.js";
+import { early } from "./boot/early.js";
+import { ready, firstScreenDrawn } from "./boot/boot.js";
 import { connect, py, on, receive } from "./ui/bridge.js";
-import { $, h, icon, formatTokens, formatCost, announce, friendlyError } from "./ui/dom.js";
+import { $, h, icon, formatTokens, formatCost, announce, friendlyError, nameNode, nameText } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
 import { Composer } from "./ui/composer.js";
 import { SessionList } from "./ui/sessions.js";
@@ -17,8 +17,12 @@ import { toast, dismiss } from "./ui/toasts.js";
 import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
 import { panel as getPanel } from "./ui/extensions.js";
+import { useSettings } from "./attachments/limits.js";
 import "./plugins.js";
 import "./ui/reliability.js"; // retry notices, keys and sessions kept in step across tabs
+
+// The layout's phone breakpoint (web/chat.css): panels and the sessions list cover the chat there.
+const PHONE = matchMedia("(max-width: 760px)");
 
 const app = {
   init: null,
@@ -28,8 +32,9 @@ const app = {
   applyTheme,
   py, // the command channel (tests, console); no command returns a key
   frameTimings: null,
-  db: null, // web/idb.js's Storage: the page reads from it itself only to draw before Python can
+  db: null, // web/boot/idb.js's Storage: the page reads from it itself only to draw before Python can
   pythonReady: false,
+  routable: false, // the address is followed (route) from main()'s first route on; before, only previewed
 };
 window.pyAgentApp = app;
 
@@ -37,7 +42,7 @@ window.pyAgentApp = app;
 // Start
 
 async function main() {
-  // Storage was opened by web/early.js, as the page started: Python's start does not wait for it.
+  // Storage was opened by web/boot/early.js, as the page started: Python's start does not wait for it.
   const opening = early.opening;
   const versionChanged = () =>
     toast("The app was updated in another tab: reload this page to continue.", "warn", { id: "version" });
@@ -72,12 +77,16 @@ async function main() {
   entry.destroy?.();
   connect(dispatch);
   app.init = await py("init", { origin: location.origin }); // advice names this page's origin
+  useSettings(() => app.init?.settings); // the attachments' limits, as Settings has them
   applyTheme(app.init.settings.theme ?? "system");
   await drawn;
   if (!ui.chat) buildUi();
   wirePython();
   for (const notice of app.init.notices) toast(notice, "warn");
-  await route();
+  // From here on every change of the address is routed (a click on a session while this first
+  // route runs supersedes it); before, it was only previewed, and this route reads the address now.
+  app.routable = true;
+  await navigate();
   reveal();
   app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
@@ -91,7 +100,7 @@ function reveal() {
 }
 
 // The message box, unless the user has put the focus elsewhere meanwhile (the page takes typing
-// from its first moment: web/early.js).
+// from its first moment: web/boot/early.js).
 function focusComposer() {
   const active = document.activeElement;
   if (!active || active === document.body || active === $("#input")) ui.composer.focus();
@@ -100,26 +109,26 @@ function focusComposer() {
 // ---- before Python: the page draws from IndexedDB itself ----
 //
 // Python takes a while to start (seconds on a first visit). Meanwhile the page shows what it can
-// read itself: the sessions list (the records' metadata, web/idb.js) and the open session's last
+// read itself: the sessions list (the records' metadata, web/boot/idb.js) and the open session's last
 // messages (recentMessages), and the message box takes typing; a message sent meanwhile is shown
 // as queued and sent once Python is ready. The other controls wait for Python (web/ui/bridge.js).
-// web/early.js draws that first, before this module and its imports are loaded; here the app's
+// web/boot/early.js draws that first, before this module and its imports are loaded; here the app's
 // own views take it over, and its full rendering replaces the early one.
 
-const earlyQueue = early.queue; // texts sent before Python was ready, in order (web/early.js's too)
+const earlyQueue = early.queue; // texts sent before Python was ready, in order (web/boot/early.js's too)
 
 async function drawEarly(opening) {
   try {
     await drawFirstScreen(opening);
   } finally {
-    firstScreenDrawn(); // Python's start waits for it (web/boot.js)
+    firstScreenDrawn(); // Python's start waits for it (web/boot/boot.js)
   }
 }
 
 async function drawFirstScreen(opening) {
   await early.drawn;
   if (document.documentElement.dataset.state === "error") return;
-  // The page and the message box (drawn already by web/early.js, unless it could not); then what
+  // The page and the message box (drawn already by web/boot/early.js, unless it could not); then what
   // IndexedDB has.
   buildUi();
   reveal();
@@ -142,13 +151,13 @@ async function drawFirstScreen(opening) {
     }
   }
   if (app.pythonReady) return;
-  // The full rendering of what web/early.js showed (the same messages), or the preview itself.
+  // The full rendering of what web/boot/early.js showed (the same messages), or the preview itself.
   const id = hashSessionId();
   if (early.preview && early.preview.id === id) ui.chat.showPreview(id, early.preview.items);
   else await previewFromHash({ paint: false });
   if (app.pythonReady) return;
   if (document.documentElement.dataset.early !== "drawn") {
-    document.documentElement.dataset.early = "drawn"; // web/early.js could not draw it
+    document.documentElement.dataset.early = "drawn"; // web/boot/early.js could not draw it
     performance.mark("py-agent:early-drawn");
   }
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); // painted
@@ -162,33 +171,52 @@ function hashSessionId() {
 async function previewFromHash({ paint = true } = {}) {
   const id = hashSessionId();
   if (id) await previewSession(id, { paint });
+  else if (ui.chat.previewing) {
+    // Back to a new chat before Python is ready: nothing of the session left the screen showed.
+    ui.chat.showPreview(null, []);
+    setHeading("New chat", false);
+    ui.sessions.setCurrent(null);
+  }
 }
 
 function queueEarly(text) {
   earlyQueue.push(text);
   renderEarlyQueue();
-  announce("Queued: it is sent as soon as the app is ready.");
+  announce(
+    app.pythonReady
+      ? "Queued: it is sent once the session is open."
+      : "Queued: it is sent as soon as the app is ready.",
+  );
   return true;
 }
 
 function renderEarlyQueue() {
-  ui.composer.renderQueue(
-    earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label: "Waiting for Python" })),
-  );
+  const label = app.pythonReady ? "Waiting for the session" : "Waiting for Python";
+  ui.composer.renderQueue(earlyQueue.map((text, i) => ({ id: `early-${i}`, text, mode: "follow_up", label })));
 }
 
+// Messages sent before Python was ready, or while a session was opening: sent into the session
+// open once no switch is under way (one sender at a time, in order).
+let sendingEarly = false;
 async function sendEarlyMessages() {
-  while (earlyQueue.length) {
-    const text = earlyQueue[0];
-    const accepted = await submit(text, "follow_up", app.state?.streaming);
-    earlyQueue.shift();
-    renderEarlyQueue();
-    if (!accepted) {
-      ui.composer.restore([text, ...earlyQueue.splice(0)]);
+  if (sendingEarly || !app.pythonReady) return;
+  sendingEarly = true;
+  try {
+    await routesSettled();
+    while (earlyQueue.length) {
+      const text = earlyQueue[0];
+      const accepted = await deliver(text, "follow_up", app.state?.streaming);
+      earlyQueue.shift();
       renderEarlyQueue();
+      if (!accepted) {
+        ui.composer.restore([text, ...earlyQueue.splice(0)]);
+        renderEarlyQueue();
+      }
     }
+    ui.composer.setState(app.state ?? {});
+  } finally {
+    sendingEarly = false;
   }
-  ui.composer.setState(app.state ?? {});
 }
 
 // Keys kept "for this tab only": sessionStorage, under one prefix (gone when the tab closes).
@@ -200,7 +228,9 @@ function tabKeyStore() {
       JSON.stringify(Object.fromEntries(names().map((k) => [k.slice(PREFIX.length), sessionStorage.getItem(k)]))),
     set: (provider, key) => sessionStorage.setItem(PREFIX + provider, key),
     remove: (provider) => sessionStorage.removeItem(PREFIX + provider),
-    clear: () => names().forEach((k) => sessionStorage.removeItem(k)),
+    clear: () => {
+      for (const k of names()) sessionStorage.removeItem(k);
+    },
   };
 }
 
@@ -227,7 +257,7 @@ function applyTheme(theme) {
 const ui = {};
 
 function buildUi() {
-  early.release(); // web/early.js's handlers stop: the views below handle the same elements
+  early.release(); // web/boot/early.js's handlers stop: the views below handle the same elements
   ui.chat = new ChatView({
     scroller: $("#scroller"),
     transcript: $("#transcript"),
@@ -237,6 +267,8 @@ function buildUi() {
     onJump: (show) => ($("#jump").hidden = !show),
   });
   $("#jump").addEventListener("click", () => ui.chat.scrollToBottom());
+  ui.switchStatus = h("span", { id: "switch-status", class: "switch-status", role: "status", hidden: true });
+  $("#session-title").after(ui.switchStatus);
   ui.composer = new Composer({
     form: $("#composer"),
     input: $("#input"),
@@ -257,7 +289,6 @@ function buildUi() {
       if (r.text) ui.composer.restore([r.text]);
     },
     onSendAttachments: sendAttachments,
-    maxFileMb: () => app.init?.settings?.attachmentMaxMb,
   });
   const sessionActions = {
     onOpen: () => closeSidebar(),
@@ -266,7 +297,7 @@ function buildUi() {
     onDelete: (s) => deleteSession(s.id, s.title),
   };
   if (early.sessions) {
-    // The list web/early.js drew (and its search box's handlers), with the app's actions.
+    // The list web/boot/early.js drew (and its search box's handlers), with the app's actions.
     Object.assign(early.hooks, sessionActions);
     ui.sessions = early.sessions;
   } else ui.sessions = new SessionList({ root: $("#session-list"), search: $("#session-search"), ...sessionActions });
@@ -276,7 +307,14 @@ function buildUi() {
     run(() => py("set_thinking", { level: event.target.value })),
   );
   $("#new-chat").addEventListener("click", newChat);
-  $("#open-settings").addEventListener("click", () => openSettings({ app }));
+  $("#open-settings").addEventListener("click", async () => {
+    await openSettings({ app });
+    // Opened from the sessions drawer on a phone: closing Settings returns to the chat.
+    if (PHONE.matches) {
+      closeSidebar();
+      ui.composer.focus();
+    }
+  });
   $("#rename-session").addEventListener(
     "click",
     () => app.state?.persisted && renameSession(app.currentId, app.state.name ?? app.state.title),
@@ -284,14 +322,14 @@ function buildUi() {
   $("#open-sidebar").addEventListener("click", toggleSidebar);
   $("#close-sidebar").addEventListener("click", closeSidebar);
   $("#scrim").addEventListener("click", closeSidebar);
-  matchMedia("(min-width: 761px)").addEventListener("change", (event) => event.matches && closeSidebar()); // no drawer there
+  PHONE.addEventListener("change", (event) => !event.matches && closeSidebar()); // no drawer on wider screens
   $("#import-session").addEventListener("click", () => $("#import-file").click());
   $("#import-file").addEventListener("change", importFile);
   $("#side-panel-close").addEventListener("click", () => closePanel());
   buildSessionMenu();
 
   document.addEventListener("keydown", globalKeys);
-  window.addEventListener("hashchange", () => (app.pythonReady ? run(route) : previewFromHash()));
+  window.addEventListener("hashchange", () => (app.routable ? navigate() : previewFromHash()));
 
   on("session_state", onSessionState);
   on("transcript", (p) => {
@@ -299,12 +337,13 @@ function buildUi() {
     updateWelcome();
   });
   on("append", (p) => {
+    if (p.sessionId !== ui.chat.sessionId) return; // the session being left, while another one opens
     if (p.item.message?.role === "assistant") streamEpoch += 1;
     ui.chat.append(p.item);
     updateWelcome();
   });
   on("stream", scheduleStream);
-  on("tool", (p) => ui.chat.setToolStatus(p));
+  on("tool", (p) => p.sessionId === ui.chat.sessionId && ui.chat.setToolStatus(p));
   on("notice", (p) => {
     if (p.id && p.level === "info" && p.id === "save-error") {
       dismiss("save-error");
@@ -351,8 +390,8 @@ function onSessionState(state) {
   app.state = state;
   app.currentId = state.sessionId;
   const title = state.persisted ? state.title || "Untitled" : "New chat";
-  $("#session-title").textContent = title;
-  document.title = state.persisted ? `${title} · py-agent` : "py-agent";
+  $("#session-title").replaceChildren(state.persisted ? nameNode(title) : title);
+  document.title = state.persisted ? `${nameText(title)} · py-agent` : "py-agent";
   $("#rename-session").hidden = !state.persisted;
   $("#session-menu-btn").disabled = !state.persisted;
   const u = state.usage;
@@ -365,6 +404,9 @@ function onSessionState(state) {
     `Session usage: ${u.input} input tokens, ${u.output} output tokens, cost ${formatCost(u.cost)}`,
   );
   updateModel(state.model, state);
+  showCompacting(state.compacting);
+  const summarizeLeft = $("#summarize-left");
+  if (summarizeLeft) summarizeLeft.disabled = !state.leftBranch;
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
   if (!state.streaming && wasStreaming) {
@@ -381,6 +423,7 @@ function onSessionState(state) {
   }
   ui.sessions.setCurrent(state.persisted ? state.sessionId : null);
   updateWelcome();
+  if (ui.switching) applySwitching(); // the session being left changed: the switch still shows
 }
 
 function updateModel(model, state) {
@@ -413,34 +456,129 @@ function updateModel(model, state) {
   $("#thinking-wrap").hidden = levels.length <= 1;
 }
 
-async function route() {
-  const match = /^#\/s\/(.+)$/.exec(location.hash);
-  if (match) {
-    const id = decodeURIComponent(match[1]);
-    if (id === app.currentId) return;
+// ---- which session is open: the address says, the router follows ----
+//
+// Every change of the address starts a route, which supersedes any route under way: a route
+// checks after each wait that it is still the newest before it asks Python for anything, and
+// Python shows only the newest switch it was asked for (py_agent/app/controller.py: an open that
+// ends after a later one answers "superseded"). So the session open is the one the address names,
+// whatever the order in which the reads end. While a route runs, the page shows where it is going
+// (showSwitching): the heading, an "Opening…" status, the controls of the open session disabled;
+// a message sent meanwhile is queued and sent into the session once it is open.
+
+const NEW_CHAT = Symbol("new chat"); // showSwitching's title for a new chat (not a session's title)
+let routeSeq = 0;
+let routing = null; // the newest route while it runs
+let pythonSwitches = 0; // new_session / open_session asked of Python and not answered yet
+
+function navigate() {
+  const seq = ++routeSeq;
+  const done = route(seq)
+    .catch((error) => toast(error.message || String(error), "error"))
+    .finally(() => {
+      if (seq !== routeSeq) return;
+      routing = null;
+      endSwitching();
+      if (earlyQueue.length) sendEarlyMessages();
+    });
+  routing = done;
+  return done;
+}
+
+/** Resolves once no route runs (the newest one has ended). */
+async function routesSettled() {
+  while (routing) await routing;
+}
+
+async function switchSession(command, args = {}) {
+  pythonSwitches += 1;
+  try {
+    return await py(command, args);
+  } finally {
+    pythonSwitches -= 1;
+  }
+}
+
+// Whether the screen shows the open session as Python has it, with no switch on its way there.
+function showsOpenSession() {
+  return !pythonSwitches && !ui.chat.previewing && ui.chat.sessionId === app.currentId;
+}
+
+async function route(seq) {
+  const newest = () => seq === routeSeq;
+  const id = hashSessionId();
+  if (id) {
+    if (id === app.currentId && showsOpenSession()) return;
+    showSwitching("Opening…");
     await previewSession(id);
+    if (!newest()) return;
     // The lock first: a tab without it opens the session read-only and recovers nothing (the
     // tab holding it may still be streaming the reply a recovery would duplicate).
     const got = await lockSession(id, { onLost: () => lostLock(id) });
-    const result = await py("open_session", { id, read_only: !got });
+    if (!newest()) {
+      if (got) releaseSession(id);
+      return;
+    }
+    const result = await switchSession("open_session", { id, read_only: !got });
+    if (!newest() || result.superseded) return;
     if (result.found === false) {
       toast("That session does not exist here (it may have been deleted).", "warn");
       history.replaceState(null, "", "#/");
-      await py("new_session");
-      releaseSession();
+      await switchSession("new_session");
+      if (newest()) releaseSession();
       return;
     }
     await py("lock_state", { session_id: id, held: got });
   } else {
-    if (app.state && !app.state.persisted && app.currentId) return;
-    await py("new_session");
-    releaseSession();
+    if (app.state && !app.state.persisted && app.currentId && showsOpenSession()) return;
+    // The empty chat at once (Python may be busy a while, e.g. still reading a long session).
+    ui.chat.showPreview(null, []);
+    showSwitching("Starting a new chat…", NEW_CHAT);
+    await switchSession("new_session");
+    if (newest()) releaseSession();
   }
-  closeSidebar();
+  if (newest()) closeSidebar();
+}
+
+// A switch under way: the heading says where to (the session's title once its preview is read),
+// a status says what is happening, and the open session's controls wait.
+function showSwitching(status, title = null) {
+  ui.switching = { status, title: title ?? ui.switching?.title ?? null };
+  applySwitching();
+}
+
+function applySwitching() {
+  const { status, title } = ui.switching;
+  document.documentElement.dataset.switching = "true";
+  ui.switchStatus.textContent = status;
+  ui.switchStatus.hidden = false;
+  if (title === NEW_CHAT) setHeading("New chat", false);
+  else if (title !== null) setHeading(title);
+  $("#transcript").setAttribute("aria-busy", "true");
+  for (const control of [$("#model-button"), $("#thinking-select"), $("#session-menu-btn")]) control.disabled = true;
+  $("#rename-session").hidden = true;
+  $("#session-usage").hidden = true;
+  if (ui.chat.previewing) ui.sessions.setCurrent(ui.chat.sessionId);
+}
+
+function setHeading(title, session = true) {
+  $("#session-title").textContent = title;
+  document.title = session ? `${title} · py-agent` : "py-agent";
+}
+
+// Back to the open session's own state (its transcript came from Python with it).
+function endSwitching() {
+  if (!ui.switching) return;
+  ui.switching = null;
+  delete document.documentElement.dataset.switching;
+  ui.switchStatus.textContent = "";
+  ui.switchStatus.hidden = true;
+  if (!ui.chat.previewing) $("#transcript").removeAttribute("aria-busy");
+  if (app.state) onSessionState(app.state);
 }
 
 // A long session takes Python a while to load (every entry is read and checked): the page draws
-// the session's last messages from IndexedDB itself first (web/idb.js, recentMessages), and lets
+// the session's last messages from IndexedDB itself first (web/boot/idb.js, recentMessages), and lets
 // the browser paint them before Python starts, whose transcript then replaces them.
 const PREVIEW_MESSAGES = 80;
 
@@ -453,8 +591,13 @@ async function previewSession(id, { paint = true } = {}) {
     return; // Python reads it too, and says what is wrong
   }
   const still = /^#\/s\/(.+)$/.exec(location.hash);
-  if (!preview || app.currentId === id || !still || decodeURIComponent(still[1]) !== id) return;
-  ui.chat.showPreview(id, preview.items); // the title and the rest come with Python's session state
+  if (!preview || (app.currentId === id && !ui.chat.previewing) || !still || decodeURIComponent(still[1]) !== id)
+    return;
+  ui.chat.showPreview(id, preview.items); // the rest comes with Python's session state
+  const title = preview.meta?.title || "Untitled";
+  if (ui.switching) showSwitching(ui.switching.status, title);
+  else setHeading(title);
+  ui.sessions.setCurrent(id);
   // After the next paint (a rAF callback runs just before it).
   if (paint) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
@@ -505,13 +648,8 @@ async function onPersisted(p) {
 
 function newChat() {
   closeSidebar();
-  if (location.hash === "#/" || location.hash === "") {
-    if (app.state?.persisted)
-      run(async () => {
-        await py("new_session");
-        releaseSession();
-      });
-  } else location.hash = "#/";
+  if (location.hash !== "#/" && location.hash !== "") location.hash = "#/";
+  else if (app.routable) navigate();
   ui.composer.focus();
 }
 
@@ -530,6 +668,7 @@ async function sendLike(command, args) {
 
 // A message with attachments: the composer shows the answer (sent, confirm_images, refused).
 async function sendAttachments(text, attachments, confirmImages) {
+  await routesSettled(); // into the session being opened, once it is
   try {
     let result = await py("send", { text, attachments, confirm_images: confirmImages });
     if (result.status === "need_key") {
@@ -545,7 +684,11 @@ async function sendAttachments(text, attachments, confirmImages) {
 }
 
 async function submit(text, mode, streaming) {
-  if (!app.pythonReady) return queueEarly(text);
+  if (!app.pythonReady || routing) return queueEarly(text);
+  return deliver(text, mode, streaming);
+}
+
+async function deliver(text, mode, streaming) {
   try {
     if (streaming) {
       const r = await py("queue", { text, mode });
@@ -591,7 +734,8 @@ async function pullStream() {
   } finally {
     streamScheduled = false;
   }
-  if (epoch !== streamEpoch || result.sessionId !== app.currentId || !result.snapshot) return;
+  const shown = result.sessionId === app.currentId && result.sessionId === ui.chat.sessionId;
+  if (epoch !== streamEpoch || !shown || !result.snapshot) return;
   const pulled = performance.now();
   ui.chat.showStreaming(result.snapshot);
   updateWelcome();
@@ -602,6 +746,7 @@ async function pullStream() {
 // ---- model ----
 
 async function chooseModel() {
+  if (routing) return; // the model button waits for the session being opened
   const current = app.state?.model;
   const model = await pickModel(current);
   if (model) await run(() => py("set_model", { provider: model.provider, id: model.id }));
@@ -611,7 +756,11 @@ async function chooseModel() {
 // ---- sessions ----
 
 async function renameSession(id, current) {
-  const name = await promptDialog("", { title: "Rename session", value: current ?? "", label: "Session name" });
+  const name = await promptDialog(current ? ["Now: ", nameNode(current)] : "", {
+    title: "Rename session",
+    value: current ?? "",
+    label: "Session name",
+  });
   if (name === null) return;
   await run(() => py("rename_session", { id, name }));
   ui.sessions.refresh();
@@ -619,7 +768,11 @@ async function renameSession(id, current) {
 
 async function deleteSession(id, title) {
   const ok = await confirmDialog(
-    `“${title || "Untitled"}” and all its messages are deleted from this browser. Export it first if you want to keep a copy.`,
+    [
+      "“",
+      nameNode(title || "Untitled"),
+      "” and all its messages are deleted from this browser. Export it first if you want to keep a copy.",
+    ],
     {
       title: "Delete session?",
       confirmLabel: "Delete",
@@ -627,11 +780,14 @@ async function deleteSession(id, title) {
     },
   );
   if (!ok) return;
+  // Deleting the open session opens a new chat; the list's other rows go at once.
+  if (id === app.currentId) showSwitching("Deleting…");
   const result = await run(() => py("delete_session", { id }));
   if (result?.wasCurrent) {
     releaseSession();
     history.replaceState(null, "", "#/");
   }
+  if (!routing) endSwitching();
   ui.sessions.refresh();
 }
 
@@ -645,7 +801,7 @@ async function exportSession(id) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
-  toast(`Exported “${result.filename}” (pi's session format: open it with pi's CLI).`, "info");
+  toast(["Exported “", nameNode(result.filename), "” (pi's session format: open it with pi's CLI)."], "info");
 }
 
 async function importFile(event) {
@@ -657,13 +813,17 @@ async function importFile(event) {
     return;
   }
   const text = await file.text();
+  showSwitching(`Importing “${file.name}”…`);
   const result = await run(() => py("import_session", { text }));
-  if (!result) return;
+  if (!result) {
+    if (!routing) endSwitching();
+    return;
+  }
   for (const warning of result.warnings.slice(0, 3)) toast(warning, "warn");
   if (result.warnings.length > 3)
     toast(`…and ${result.warnings.length - 3} more repairs while reading the file.`, "warn");
-  toast(`Imported “${result.title || "Untitled"}”.`, "info");
-  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`;
+  toast(["Imported “", nameNode(result.title || "Untitled"), "”."], "info");
+  location.hash = `#/s/${encodeURIComponent(result.sessionId)}`; // its route shows the open, then ends the switch
 }
 
 function buildSessionMenu() {
@@ -673,13 +833,15 @@ function buildSessionMenu() {
     ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
     ["System prompt…", "edit", editSystemPrompt],
+    ["Compact…", "compress", compactSession],
+    ["Summarize the version you left…", "compress", summarizeLeftBranch, "summarize-left"],
     ["Delete session", "trash", () => deleteSession(app.currentId, app.state?.title)],
   ];
   menu.replaceChildren(
-    ...items.map(([label, iconName, action], i) => {
+    ...items.map(([label, iconName, action, id], i) => {
       const b = h(
         "button",
-        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "" },
+        { type: "button", role: "menuitem", class: i === items.length - 1 ? "danger" : "", id: id ?? null },
         icon(iconName),
         label,
       );
@@ -702,7 +864,7 @@ function buildSessionMenu() {
     if (opening) menu.querySelector("button").focus();
   });
   menu.addEventListener("keydown", (event) => {
-    const all = [...menu.querySelectorAll("button")];
+    const all = [...menu.querySelectorAll("button:not(:disabled)")];
     const i = all.indexOf(document.activeElement);
     if (event.key === "Escape") {
       event.preventDefault();
@@ -720,6 +882,51 @@ function buildSessionMenu() {
   document.addEventListener("click", (event) => {
     if (!menu.hidden && !menu.contains(event.target)) close();
   });
+}
+
+// Summarize the earlier messages now (as /compact [instructions] typed in the composer does).
+async function compactSession() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes the earlier messages; from then on it reads the summary and the latest messages instead. Nothing is deleted: every message stays in the session and in exports.",
+    { title: "Compact this conversation", label: "Focus of the summary (optional)", confirmLabel: "Compact" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("compact", { instructions }));
+}
+
+// After switching to another version of a message: a summary of the version left, which the
+// model then reads here (pi's tree navigation offers the same).
+async function summarizeLeftBranch() {
+  const { promptDialog } = await import("./ui/dialogs.js");
+  const instructions = await promptDialog(
+    "The model summarizes what was said and done in the version you switched away from; the summary is added here, so the conversation can build on it.",
+    { title: "Summarize the version you left", label: "Focus of the summary (optional)", confirmLabel: "Summarize" },
+  );
+  if (instructions === null) return;
+  await run(() => sendLike("summarize_left_branch", { instructions }));
+}
+
+// While a compaction's summary is requested: what runs, and Stop (the composer's Stop does the same).
+function showCompacting(reason) {
+  let status = $("#compaction-status");
+  if (!reason) {
+    if (status) status.hidden = true;
+    return;
+  }
+  if (!status) {
+    const stop = h("button", { type: "button", class: "btn small", text: "Stop" });
+    stop.addEventListener("click", () => py("abort"));
+    status = h("div", { id: "compaction-status", class: "banner compaction-status", role: "status" }, h("span"), stop);
+    $("#banner").after(status);
+  }
+  const text = {
+    threshold: "The conversation is near the model's context limit: summarizing the earlier messages…",
+    overflow: "The model's context was full: summarizing the earlier messages…",
+    branch: "Summarizing the version you left…",
+  };
+  status.firstChild.textContent = text[reason] ?? "Summarizing the earlier messages…";
+  status.hidden = false;
 }
 
 // The session's workspace in the side panel (also opened by a tool card's file chips).
@@ -784,13 +991,26 @@ function onPanel(p) {
     mounted = { container, definition };
     mountedPanels.set(p.panel, mounted);
   }
-  if (p.action === "open") {
-    for (const [id, m] of mountedPanels) m.container.hidden = id !== p.panel;
-    $("#side-panel-title").textContent = definition.title ?? p.panel;
-    $("#side-panel").hidden = false;
-    document.body.classList.add("panel-open");
-    definition.onOpen?.();
-  } else if (p.action === "message") definition.onMessage?.(p.data);
+  if (p.action === "suggest") {
+    // Offered, not asked for (a file a tool wrote): beside the chat where there is room; on a phone
+    // the panel would cover the conversation, so a notice offers it instead.
+    if (!PHONE.matches) showPanel(p.panel, definition);
+    else if ($("#side-panel").hidden)
+      toast(`${p.what ? `${p.what} is ready` : "Files changed"} in Files.`, "info", {
+        id: `suggest-${p.panel}`,
+        timeout: 15000,
+        action: { label: "Show", run: () => showPanel(p.panel, definition) },
+      });
+  } else if (p.action === "open") showPanel(p.panel, definition);
+  else if (p.action === "message") definition.onMessage?.(p.data);
+}
+
+function showPanel(panelId, definition) {
+  for (const [id, m] of mountedPanels) m.container.hidden = id !== panelId;
+  $("#side-panel-title").textContent = definition.title ?? panelId;
+  $("#side-panel").hidden = false;
+  document.body.classList.add("panel-open");
+  definition.onOpen?.();
 }
 
 function closePanel() {
@@ -858,12 +1078,25 @@ function buildWelcome() {
 
 async function renderProviderCards() {
   const list = $("#provider-cards");
-  const cards = app.init.providers.filter((p) => !p.custom || p.model);
+  const cards = app.init.providers;
   const current = app.state?.model;
   list.replaceChildren(
     ...cards.map((p) => {
       const active = current && current.provider === p.provider;
-      const status = p.provider === "demo" ? "Offline · no key" : p.hasKey ? "Key saved" : "Needs a key";
+      const status =
+        p.provider === "demo"
+          ? "Offline · no key"
+          : p.hasKey
+            ? "Key saved"
+            : p.requiresKey === false
+              ? "No key needed"
+              : "Needs a key";
+      // A custom provider: how many models it has and whether it runs on this computer.
+      const detail = p.custom
+        ? [p.modelCount === 1 ? "1 model" : `${p.modelCount || "No"} models`, p.local ? "local" : ""]
+            .filter(Boolean)
+            .join(" · ")
+        : p.modelName;
       const button = h(
         "button",
         {
@@ -873,10 +1106,12 @@ async function renderProviderCards() {
           dataset: { provider: p.provider },
         },
         h("span", { class: "pc-name", text: p.provider === "demo" ? "Demo" : p.label }),
-        h("span", { class: "pc-model", text: p.modelName }),
+        h("span", { class: "pc-model", text: detail }),
         h("span", { class: `pc-status ${p.hasKey || p.provider === "demo" ? "ok" : ""}`, text: status }),
       );
       button.addEventListener("click", async () => {
+        // A custom provider whose models are not known yet is set up (or discovered) in Settings.
+        if (!p.model) return openSettings({ app, tab: "providers" });
         await run(() => py("set_model", { provider: p.provider, id: p.model }));
         renderProviderCards();
         ui.composer.focus();
@@ -906,10 +1141,17 @@ function updateWelcome(refreshCards = false) {
   const welcome = $("#welcome");
   const showWelcome = empty && !(app.state?.persisted ?? false);
   welcome.hidden = !showWelcome;
-  if (!showWelcome) return;
+  if (!showWelcome) {
+    // The catalogue changed while a session was on screen: the cards are right when the welcome returns.
+    if (refreshCards)
+      py("key_status").then((s) => {
+        app.init.providers = s.providers;
+      });
+    return;
+  }
   const firstRun = app.init.firstRun;
   welcome.classList.toggle("compact", !firstRun);
-  $("#welcome-title").textContent = firstRun ? "Chat with any model, from this page" : "What shall we do?";
+  // The same heading on every visit; a first visit also gets the introduction below it.
   $("#welcome-lede").hidden = !firstRun;
   $("#welcome-note").hidden = !firstRun;
   $("#welcome-sub").textContent = firstRun ? "Pick a provider to start" : "Provider";

@@ -6,5 +6,3 @@ import "./sandbox/panel.js"; // the workspace panel and the cards of the workspa
 import "./ui/subagents.js"; // the subagent card and Settings → Agents
 import "./attachments/settings-tab.js"; // Settings → Attachments
 import "./ui/mcp-settings.js"; // Settings → MCP servers and the cards of MCP tools
-
-export {};

@@ -29,8 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..ai.types import ImageContent, Model, TextContent, UserMessage, now_ms
-from ..tools.workspace import Workspace, WorkspaceError
-from .plugin import Plugin
+from ..tools.workspace import Workspace, WorkspaceError, safe_path, unique_path
+from .commands import command
+from .plugin_contract import Plugin
 from .workspace_store import open_workspace
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FILE_MB",
+    "LIMIT_SETTINGS",
     "MAX_DOCUMENT_CHARS",
     "MAX_FILES",
     "MAX_SETTING",
@@ -53,6 +55,8 @@ __all__ = [
     "image_bytes",
     "parse_attachments",
     "send_with_attachments",
+    "upload_names",
+    "upload_path",
     "vision_warning",
 ]
 
@@ -60,6 +64,15 @@ MAX_FILES = 10
 DEFAULT_MAX_FILE_MB = 20
 MAX_SETTING = "attachmentMaxMb"
 """The app setting (Settings → Attachments) with the per-file limit in MB."""
+LIMIT_SETTINGS: dict[str, tuple[int, int, int]] = {
+    MAX_SETTING: (DEFAULT_MAX_FILE_MB, 1, 20),
+    "attachmentMaxUnpackedMb": (20, 1, 50),
+    "attachmentMaxMegapixels": (50, 1, 200),
+    "attachmentMaxPages": (500, 1, 2000),
+}
+"""The limits a user may change in Settings → Attachments: default, lowest, highest. The page checks
+them before it reads a file (web/attachments/limits.js, the same table); Python checks the file
+size again here."""
 MAX_DOCUMENT_CHARS = 100_000
 MAX_IMAGE_BASE64 = int(4.5 * 1024 * 1024)
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp")
@@ -114,6 +127,8 @@ class Attachment(_Wire):
     text: str | None = None
     truncated: bool = False
     full_text: str | None = None
+    text_is_file: bool = False
+    """The text is the start of the file itself (a text file): its full text is the uploaded file."""
     pages: int | None = None
     image: ImagePart | None = None
     bytes: str | None = None
@@ -136,22 +151,14 @@ def _mb(size: int) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def _safe_name(name: str) -> str:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
-    cleaned = "".join("_" if c in '<>:"|?*' or ord(c) < 32 else c for c in base).strip(". ")
-    return (cleaned or "file")[:200]
-
-
-def _unique_path(workspace: Workspace, name: str, taken: set[str]) -> str:
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:
-        stem, ext = name, ""
-    candidate = f"{UPLOADS}/{name}"
-    n = 2
-    while workspace.exists(candidate) or candidate in taken:
-        candidate = f"{UPLOADS}/{stem} ({n}){'.' + ext if ext else ''}"
-        n += 1
-    return candidate
+def upload_path(name: str) -> str:
+    """Where an attachment named ``name`` is kept: ``uploads/`` and the last segment of its safe
+    workspace name (:func:`~py_agent.tools.workspace.safe_path`). Raises :class:`AttachmentError`
+    naming the file when nothing of the name can be kept."""
+    try:
+        return f"{UPLOADS}/{safe_path(name).rsplit('/', 1)[-1]}"
+    except WorkspaceError as error:
+        raise AttachmentError(str(error), name) from error
 
 
 def image_bytes(messages: Iterable[Any]) -> int:
@@ -243,7 +250,7 @@ async def build_user_message(
     taken: set[str] = set()
     plan: list[tuple[Attachment, str, bytes | None]] = []
     for a in attachments:
-        path = _unique_path(workspace, _safe_name(a.name), taken)
+        path = unique_path(upload_path(a.name), lambda p: workspace.exists(p) or p in taken)
         taken.add(path)
         if a.truncated and a.full_text is not None:
             taken.add(f"{path}.txt")
@@ -284,7 +291,11 @@ async def build_user_message(
         else:
             body = a.text or ""
             if a.truncated:
-                where = f" The full text is in {path}.txt." if a.full_text is not None else ""
+                where = ""
+                if a.full_text is not None:
+                    where = f" The full text is in {path}.txt."
+                elif a.text_is_file:
+                    where = f" The whole file is {path}."
                 body += f"\n[Truncated at {MAX_DOCUMENT_CHARS:,} characters.{where}]"
             content.append(TextContent(text=f'<file name="{name}">\n{body}\n</file>'))
             entry: dict[str, Any] = {"path": path, "mimeType": a.mime_type, "size": a.size}
@@ -315,9 +326,10 @@ def edited_message(original: dict[str, Any], text: str) -> UserMessage | None:
 
 
 def _limit_mb(value: Any) -> float:
+    default, _, highest = LIMIT_SETTINGS[MAX_SETTING]
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(min(value, DEFAULT_MAX_FILE_MB))
-    return float(DEFAULT_MAX_FILE_MB)
+        return float(min(value, highest))
+    return float(default)
 
 
 async def send_with_attachments(
@@ -348,7 +360,19 @@ async def send_with_attachments(
     return None
 
 
+def upload_names(names: list[Any]) -> list[dict[str, str]]:
+    """The ``upload_names`` command: where each attachment name would be kept (``{"name", "path"}``,
+    before a ``(2)`` for a taken name) or why it cannot be (``{"name", "error"}``), for the chips."""
+    answers: list[dict[str, str]] = []
+    for name in names:
+        try:
+            answers.append({"name": str(name), "path": upload_path(str(name))})
+        except AttachmentError as error:
+            answers.append({"name": str(name), "error": str(error)})
+    return answers
+
+
 def attachments_plugin() -> Plugin:
-    """Declares the setting the attachments own (the per-file limit); the send path is the app's
-    ``send`` command (:meth:`py_agent.app.controller.WebApp.cmd_send`)."""
-    return Plugin(name="attachments", settings=(MAX_SETTING,))
+    """Declares the settings the attachments own (their limits) and the chips' ``upload_names``; the
+    send path is the app's ``send`` command (:meth:`py_agent.app.controller.WebApp.cmd_send`)."""
+    return Plugin(name="attachments", settings=tuple(LIMIT_SETTINGS), commands=(command("upload_names", upload_names),))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..ai.custom import LOCAL_SERVER_KINDS, get_custom_provider
+from ..ai.custom import LOCAL_SERVER_KINDS, CustomProvider, get_custom_provider
 from ..ai.models import (
     get_builtin_providers,
     get_model,
@@ -33,6 +33,7 @@ __all__ = [
     "api_label",
     "default_model_for",
     "is_local_model",
+    "is_local_provider",
     "model_summary",
     "provider_info",
     "recency",
@@ -136,8 +137,11 @@ LOCAL_WORD = "local"
 def is_local_model(model: Model) -> bool:
     """A model served on this computer: a custom local server, or a custom provider at a loopback address."""
     custom = get_custom_provider(model.provider)
-    if custom is None:
-        return False
+    return custom is not None and is_local_provider(custom)
+
+
+def is_local_provider(custom: CustomProvider) -> bool:
+    """A custom provider on this computer: a local server's kind, or a loopback address."""
     if custom.kind in LOCAL_SERVER_KINDS:
         return True
     host = (urlsplit(custom.base_url).hostname or "") if "://" in custom.base_url else ""

@@ -35,11 +35,17 @@ from ..ai.types import (
 )
 from ..core import Agent
 from ..session import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     Entry,
     MessageEntry,
     Session,
+    context_edits,
+    context_entries,
     convert_to_llm,
+    create_branch_summary_message,
     export_with_attachments,
     message_to_json,
     new_entry_id,
@@ -47,10 +53,12 @@ from ..session import (
     to_json_value,
 )
 from .catalog import provider_info
+from .compacting import Compactor
+from .context_meter import context_meter
 from .errors import classify_error, describe_error
 from .keys import KeyRing
 from .network import provider_transport, unreachable_advice
-from .plugin import LoadedPlugins, ToolHost
+from .plugin_contract import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
 from .stream_delta import StreamView
@@ -130,11 +138,16 @@ class ChatSession:
             },
             convert_to_llm=convert_to_llm,
             get_api_key=self._api_key,
-            stream_fn=self._stream,
+            stream_fn=self.stream_fn,
             session_id=session.id,
             after_tool_call=self._after_tool_call,
         )
         self.agent.subscribe(self._on_event)
+        self.compactor = Compactor(self)
+        self._last_reply: Any = None  # the last reply of the run, checked for compaction after it
+        self.left_leaf: str | None = None
+        """The leaf of the version the user switched away from (until the next message): what
+        "Summarize the version you left" summarizes, as pi's tree navigation offers."""
 
     # ---- construction -----------------------------------------------------------------------
 
@@ -171,9 +184,12 @@ class ChatSession:
                 "panel", {"sessionId": self.id, "panel": panel, "action": "message", "data": data}
             ),
             open_panel=lambda panel: self._emit("panel", {"sessionId": self.id, "panel": panel, "action": "open"}),
+            suggest_panel=lambda panel, what: self._emit(
+                "panel", {"sessionId": self.id, "panel": panel, "action": "suggest", "what": what}
+            ),
             extras={
                 "get_tools": lambda: list(self.agent.state.tools),
-                "stream_fn": self._stream,
+                "stream_fn": self.stream_fn,
                 # A subagent's child finished: its usage now counts in the totals shown.
                 "on_subagent_end": lambda _result: self._emit_state(),
                 **({"confirm": self.confirm} if self.confirm is not None else {}),
@@ -215,7 +231,9 @@ class ChatSession:
     def _api_key(self, provider: str) -> str | None:
         return self.keys.get(provider)
 
-    def _stream(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+    def stream_fn(self, model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+        """How this chat asks its model: ``stream_simple`` with the idle timeout, the CORS proxy
+        and the app's retry policy (replies, subagents and compaction summaries alike)."""
         if options.idle_timeout_ms is None and self.idle_timeout_ms:
             options = replace(options, idle_timeout_ms=self.idle_timeout_ms)
         if options.http_transport is None:
@@ -237,6 +255,7 @@ class ChatSession:
             message = event.message
             role = role_of(message)
             if role == "user":
+                self.compactor.overflow_attempted = False
                 self._delivered(message)
             elif role == "assistant":
                 self._stream_view.reset()
@@ -285,6 +304,9 @@ class ChatSession:
         await self._persist(clear_draft=role == "assistant")
         if role == "assistant":
             self._stream_notified = False
+            self._last_reply = message
+            if isinstance(message, AssistantMessage) and message.stop_reason != "error":
+                self.compactor.overflow_attempted = False
             if isinstance(message, AssistantMessage) and message.stop_reason == "error":
                 self._check_key_rejected(message)
 
@@ -423,8 +445,30 @@ class ChatSession:
         self._check_idle()
         if not self.persisted:
             self._write_prelude()
-        self._run(self.agent.prompt(message or _user_message(text)))
+        self.left_leaf = None
+        self._run(self._prompt(message or _user_message(text)))
         self._emit_state()
+
+    async def _prompt(self, message: UserMessage) -> None:
+        """pi's ``prompt``: compact first if the last reply says the context is (over)full, then send."""
+        last = next((m for m in reversed(self.agent.state.messages) if role_of(m) == "assistant"), None)
+        if last is not None and await self.compactor.check(last, skip_aborted=False):
+            await self._continue()
+        await self.agent.prompt(message)
+        await self._after_runs()
+
+    async def _continue(self) -> None:
+        await self.agent.continue_()
+        await self._after_runs()
+
+    async def _after_runs(self) -> None:
+        """pi's ``_handlePostAgentRun`` loop: after each run, compact if its last reply asks for
+        it, and continue when that compaction says so (an overflow's retry, queued messages)."""
+        while True:
+            last, self._last_reply = self._last_reply, None
+            if last is None or not await self.compactor.check(last):
+                return
+            await self.agent.continue_()
 
     def queue(self, text: str, mode: str) -> QueuedMessage:
         """Queue a message while a reply streams: ``steer`` (after the current step) or
@@ -454,6 +498,41 @@ class ChatSession:
 
     def abort(self) -> None:
         self.agent.abort()
+        self.compactor.abort()
+
+    async def compact(self, instructions: str = "") -> None:
+        """Compact now (the session menu's "Compact", ``/compact [instructions]``): a reply being
+        written is stopped first, as pi does. The summary runs as this chat's task (Stop cancels it)."""
+        self._check_writable()
+        if self.streaming:
+            self.abort()
+            await self.wait_idle()
+        self._run(self.compactor.run("manual", instructions=instructions))
+        self._emit_state()
+
+    async def summarize_left_branch(self, instructions: str = "") -> None:
+        """Summarize the version the user switched away from, into the current one (a
+        ``branch_summary`` entry the model reads); runs as this chat's task (Stop cancels it)."""
+        self._check_writable()
+        self._check_idle()
+        left = self.left_leaf
+        if left is None or left not in self.session:
+            raise ValueError("Switch to another version of a message first: its summary comes with you.")
+        self._run(self.compactor.summarize_branch(left, instructions))
+        self._emit_state()
+
+    async def compacted(self, entry: CompactionEntry | BranchSummaryEntry) -> None:
+        """Save a summary entry just appended; the agent then reads the context with it."""
+        self._unsaved.append(entry)
+        await self._persist()
+        self._reset_agent_messages()
+        self._emit_transcript()
+
+    def notify(self, level: str, text: str) -> None:
+        self._emit("notice", {"level": level, "text": text})
+
+    def compaction_changed(self) -> None:
+        self._emit_state()
 
     def _reset_agent_messages(self) -> None:
         self.agent.state.messages = self.session.build_context().agent_messages()
@@ -473,7 +552,7 @@ class ChatSession:
             raise ValueError("There is no message to answer.")
         await self._save_record()
         self._emit_transcript()
-        self._run(self.agent.continue_())
+        self._run(self._continue())
 
     async def edit(self, entry_id: str, text: str) -> None:
         """Resend an earlier user message with new text: a branch from the point before it."""
@@ -493,7 +572,10 @@ class ChatSession:
     async def switch_branch(self, entry_id: str) -> None:
         """Show the branch through ``entry_id`` (its most recent leaf)."""
         self._check_idle()
+        left = self.session.leaf_id
         self.session.branch(self.session.latest_leaf(entry_id))
+        if self.session.leaf_id != left:
+            self.left_leaf = left
         self._reset_agent_messages()
         await self._save_record()
         self._emit_transcript()
@@ -559,10 +641,13 @@ class ChatSession:
             data["errorMessage"] = self.keys.redact(error)
         return data
 
-    def item(self, entry: MessageEntry) -> dict[str, Any]:
-        """One message of the transcript: the entry's message, its id, and the alternatives at
-        its place in the tree (edits of a user message, retries of a reply)."""
+    def item(self, entry: MessageEntry, edit: ContextEditEntry | None = None) -> dict[str, Any]:
+        """One message of the transcript: the entry's message, its id, the alternatives at its
+        place in the tree (edits of a user message, retries of a reply) and, when a pi 1.x
+        ``context_edit`` changed what the model sees of it, ``contextEdit``: ``"removed"`` or ``"replaced"``."""
         item: dict[str, Any] = {"entryId": entry.id, "message": entry.message}
+        if edit is not None:
+            item["contextEdit"] = "removed" if edit.replacement is None else "replaced"
         role = entry.message.get("role")
         view = error_view(entry.message) if role == "assistant" else None
         if view is not None:
@@ -577,7 +662,34 @@ class ChatSession:
         return item
 
     def transcript(self) -> list[dict[str, Any]]:
-        return [self.item(entry) for entry in self.session.path() if isinstance(entry, MessageEntry)]
+        """The path's messages, and a card for each compaction on it, placed where its cut is
+        (before its first kept message); the messages before the latest cut are marked
+        ``compacted`` (kept in the session, no longer sent to the model); see :meth:`item` for
+        ``contextEdit``."""
+        path = self.session.path()
+        edits = context_edits(context_entries(path))
+        index = {entry.id: i for i, entry in enumerate(path)}
+        cards: dict[int, list[dict[str, Any]]] = {}
+        cut = 0
+        for position, entry in enumerate(path):
+            if isinstance(entry, CompactionEntry):
+                kept = index.get(entry.first_kept_entry_id, position)
+                anchor = kept if kept < position else position
+                card = {"summary": entry.summary, "tokensBefore": entry.tokens_before}
+                cards.setdefault(anchor, []).append({"entryId": entry.id, "compaction": card})
+                cut = anchor
+        items: list[dict[str, Any]] = []
+        for position, entry in enumerate(path):
+            items.extend(cards.get(position, ()))
+            if isinstance(entry, BranchSummaryEntry) and entry.summary:
+                message = create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp)
+                items.append({"entryId": entry.id, "message": message})
+            elif isinstance(entry, MessageEntry):
+                item = self.item(entry, edits.get(entry.id))
+                if position < cut:
+                    item["compacted"] = True
+                items.append(item)
+        return items
 
     def streaming_snapshot(self, since: int | None = None) -> dict[str, Any] | None:
         """The reply being streamed, for a page that has revision ``since`` of it: only what
@@ -618,10 +730,18 @@ class ChatSession:
                 "cost": usage.cost.total + extra["cost"],
             },
             "messageCount": meta.message_count,
+            "context": context_meter(
+                self.agent.state.messages,
+                system_prompt=self.system_prompt,
+                tools=self.agent.state.tools,
+                context_window=self.model.context_window,
+            ),
             "systemPrompt": self.system_prompt,
             "unsaved": len(self._unsaved),
             "error": self.keys.redact(self.agent.state.error_message or ""),
             "tools": [getattr(tool, "name", "") for tool in self.agent.state.tools],
+            "compacting": self.compactor.reason,
+            "leftBranch": self.left_leaf is not None and not self.streaming,
         }
 
     def _emit_state(self) -> None:

@@ -3,7 +3,7 @@
 A :class:`Command` is a name, a handler and its parameters; the parameters (snake_case names, JSON
 types, required or not) come from the handler's signature, so the declaration cannot drift from
 the code. The app's own commands are the table ``APP_COMMANDS`` at the end of
-:mod:`py_agent.app.controller`; a plugin adds its own (:attr:`py_agent.app.plugin.Plugin.commands`).
+:mod:`py_agent.app.controller`; a plugin adds its own (:attr:`py_agent.app.plugin_contract.Plugin.commands`).
 :class:`CommandTable` merges them and checks a call's arguments before it runs, so an unknown
 command or argument comes back as a clear ``{"error": ...}``. ``tests/app/test_commands.py``
 checks every ``py("name", {...})`` call of ``web/`` against the table.

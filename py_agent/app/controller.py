@@ -38,20 +38,21 @@ from ..ai.custom import (
     register_custom_provider,
     unregister_custom_provider,
 )
-from ..ai.models import get_builtin_providers, get_model, model_requires_api_key
+from ..ai.models import get_builtin_providers, get_model, get_models, model_requires_api_key
 from ..ai.registry import complete_simple
 from ..ai.types import Context, Model, SimpleStreamOptions, UserMessage
 from ..session import Session, detach_attachments, export_with_attachments, import_jsonl, load_session
 from ..session.entries import SessionHeader
 from ..transports.proxy import ProxyTransport
-from .catalog import PROVIDER_INFO, default_model_for, model_summary, provider_info, search_models
+from .catalog import PROVIDER_INFO, default_model_for, is_local_provider, model_summary, provider_info, search_models
 from .chat import ChatSession, estimate_tokens
 from .commands import CommandError, CommandTable, method_command
+from .compacting import compact_command
 from .demo import DEMO_PROVIDER, demo_model, register_demo_model
 from .errors import clean_text, friendly_error
 from .keys import KeyRing, TabKeyStore
 from .network import check_base_url, discovery_problem, set_page_origin, uses_proxy
-from .plugin import Plugin, load_plugins
+from .plugin_contract import Plugin, load_plugins
 from .plugins import default_plugins
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
@@ -67,6 +68,12 @@ APP_SETTINGS = ("theme", "systemPrompt", "welcomed", "idleTimeoutMs", "persistAs
 """The settings the page may set (``set_setting``); plugins add the ones they own."""
 PUBLIC_SETTINGS = ("theme", "systemPrompt", "welcomed", "model", "persistAsked", "idleTimeoutMs")
 READ_ONLY_REASON = "This session is open in another tab. To avoid conflicting changes it is read-only here."
+AFTER_SWITCH = frozenset(
+    {"send", "queue", "unqueue", "retry", "edit", "switch_branch", "set_model", "set_thinking", "set_system_prompt"}
+    | {"check_send", "panel_message", "lock_state", "rename_session", "export_session", "tool_settings"}
+)
+"""Commands about the open session: one sent while a switch (``new_session``, ``open_session``) is
+under way applies to the session it opens, not to the one it replaces."""
 
 EmitJson = Callable[[str, str], None]
 
@@ -102,6 +109,13 @@ class WebApp:
                 self.startup_notices.append(f"Plugin {plugin.name} could not be loaded: {error}")
         self._questions: dict[str, asyncio.Future[bool]] = {}
         self._warned_skipped = 0
+        # Switches of the open session: the newest one started wins (an open of a long session
+        # that ends after a later "new chat" must not put its session back), and the commands
+        # of AFTER_SWITCH wait until none is under way.
+        self._switch_seq = 0
+        self._switching = 0
+        self._switched = asyncio.Event()
+        self._switched.set()
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -137,6 +151,8 @@ class WebApp:
             declared.check(args)
         except (ValueError, CommandError) as error:
             return json.dumps({"error": str(error)})
+        if command in AFTER_SWITCH:
+            await self._switched.wait()
         try:
             result = declared.handler(self, **args) if declared.method else declared.handler(**args)
             if inspect.isawaitable(result):
@@ -235,6 +251,9 @@ class WebApp:
                 }
             )
         for custom in get_custom_providers():
+            # The welcome screen lists it beside the built-in ones: its models (once discovered or
+            # configured) and whether it runs on this computer.
+            models = get_models(custom.name)
             cards.append(
                 {
                     "provider": custom.name,
@@ -244,6 +263,10 @@ class WebApp:
                     "requiresKey": custom.needs_api_key,
                     "custom": True,
                     "kind": custom.kind,
+                    "local": is_local_provider(custom),
+                    "modelCount": len(models),
+                    "model": models[0].id if models else None,
+                    "modelName": (models[0].name or models[0].id) if models else "",
                 }
             )
         return cards
@@ -317,39 +340,74 @@ class WebApp:
             future.set_result(bool(ok))
         return {}
 
-    async def _show(self, chat: ChatSession) -> dict[str, Any]:
+    async def _show(self, chat: ChatSession, ticket: int) -> dict[str, Any]:
+        """Make ``chat`` the open session, unless a switch started after this one (``ticket``)."""
+        superseded = {"sessionId": chat.id, "persisted": chat.persisted, "superseded": True}
+        if ticket != self._switch_seq:
+            return superseded
         old = self.chat
         if old is not None and old is not chat and old.streaming:
             old.abort()
         self.chat = chat
         await chat.install_tools()
+        if ticket != self._switch_seq:
+            return superseded  # the newer switch shows its own session
         for error in chat.tool_errors:
             self.notice(error, "warn")
         self.emit("transcript", {"sessionId": chat.id, "items": chat.transcript()})
         self.emit("session_state", chat.state())
         return {"sessionId": chat.id, "persisted": chat.persisted}
 
+    def _start_switch(self) -> int:
+        self._switch_seq += 1
+        self._switching += 1
+        self._switched.clear()
+        return self._switch_seq
+
+    def _end_switch(self) -> None:
+        self._switching -= 1
+        if not self._switching:
+            self._switched.set()
+
     async def cmd_new_session(self) -> dict[str, Any]:
-        thinking = self.settings.get("thinkingLevel")
-        chat = self._make_chat(
-            Session.create(),
-            self.default_model(),
-            thinking if isinstance(thinking, str) else "off",
-            self._system_prompt(),
-            0,
-        )
-        return await self._show(chat)
+        ticket = self._start_switch()
+        try:
+            thinking = self.settings.get("thinkingLevel")
+            chat = self._make_chat(
+                Session.create(),
+                self.default_model(),
+                thinking if isinstance(thinking, str) else "off",
+                self._system_prompt(),
+                0,
+            )
+            return await self._show(chat, ticket)
+        finally:
+            self._end_switch()
 
     async def cmd_open_session(self, id: str, read_only: bool = False, reload: bool = False) -> dict[str, Any]:
         """Open a stored session. ``read_only``: another tab holds its lock, so nothing may be
         written, not even the recovery of an interrupted reply (that tab may still be streaming
         it). ``reload``: read it again from storage even if it is the open one (another tab may
-        have added to it)."""
+        have added to it). Answers ``superseded`` when another switch started meanwhile: that
+        one's session is shown, not this one."""
+        ticket = self._start_switch()
+        try:
+            return await self._open_session(ticket, id, read_only, reload)
+        finally:
+            self._end_switch()
+
+    async def _open_session(self, ticket: int, id: str, read_only: bool, reload: bool) -> dict[str, Any]:
         if self.chat is not None and self.chat.id == id and not reload:
             if read_only and not self.chat.read_only:
                 self.chat.set_read_only(READ_ONLY_REASON)
-            return await self._show(self.chat)
+            return await self._show(self.chat, ticket)
         stored = await self.store.load(id)
+        # A long session takes a while to read and check, on the page's thread: between the steps
+        # the page handles what the user did meanwhile (a click on "New chat" starts a newer switch,
+        # and the rest of this one is not done).
+        await asyncio.sleep(0)
+        if ticket != self._switch_seq:
+            return {"sessionId": id, "superseded": True, "found": stored is not None}
         if stored is None:
             return {"found": False}
         session = stored.session
@@ -372,8 +430,13 @@ class WebApp:
         )
         if read_only:
             chat.read_only, chat.read_only_reason = True, READ_ONLY_REASON
+        await asyncio.sleep(0)
+        if ticket != self._switch_seq:
+            return {"sessionId": id, "superseded": True, "found": True}
         await chat.recover_draft(stored.draft)
-        result = await self._show(chat)
+        result = await self._show(chat, ticket)
+        if result.get("superseded"):
+            return {**result, "found": True}
         for warning in warnings:
             self.notice(warning, "warn")
         return {**result, "found": True, "warnings": warnings}
@@ -478,6 +541,10 @@ class WebApp:
         model = chat.model
         if model_requires_api_key(model) and not self.keys.has(model.provider):
             return {"status": "need_key", "provider": self._key_request(model.provider)}
+        instructions = compact_command(text) if not attachments else None
+        if instructions is not None:
+            await chat.compact(instructions)  # "/compact [instructions]", as in pi's CLI
+            return {"status": "sent"}
         if attachments:
             from .attachments import MAX_SETTING, send_with_attachments  # on first use: not at the page's start
 
@@ -499,13 +566,31 @@ class WebApp:
         if not text:
             return {"status": "empty"}
         chat = self._chat()
-        if not chat.streaming:
-            return {"status": "idle"}
+        if chat.compactor.running:
+            return {"status": "compacting"}  # the text stays in the box until the summary is done
+        if not chat.streaming or compact_command(text) is not None:
+            return {"status": "idle"}  # the page sends it instead ("/compact" stops the reply first)
         queued = chat.queue(text, "follow_up" if mode == "follow_up" else "steer")
         return {"status": "queued", "id": queued.id}
 
     def cmd_unqueue(self, id: str) -> dict[str, Any]:
         return {"text": self._chat().unqueue(id)}
+
+    async def cmd_compact(self, instructions: str = "") -> dict[str, Any]:
+        """Summarize the session's earlier messages now (the session menu's "Compact")."""
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.compact(instructions.strip())
+        return {"status": "sent"}
+
+    async def cmd_summarize_left_branch(self, instructions: str = "") -> dict[str, Any]:
+        """Bring a summary of the version the user switched away from into this one."""
+        chat = self._chat()
+        if model_requires_api_key(chat.model) and not self.keys.has(chat.model.provider):
+            return {"status": "need_key", "provider": self._key_request(chat.model.provider)}
+        await chat.summarize_left_branch(instructions.strip())
+        return {"status": "sent"}
 
     def cmd_abort(self) -> dict[str, Any]:
         if self.chat is not None:
@@ -561,6 +646,8 @@ class WebApp:
     def cmd_check_send(self, text: str) -> dict[str, Any]:
         """Whether sending ``text`` now would exceed the model's context window (pi's chars/4 estimate)."""
         model = self.chat.model if self.chat is not None else self.default_model()
+        if compact_command(text) is not None:
+            return {"tokens": 0, "contextWindow": model.context_window, "over": False}  # a command, not sent
         history = list(self.chat.agent.state.messages) if self.chat is not None else []
         prompt = self.chat.system_prompt if self.chat is not None else self._system_prompt()
         tokens = estimate_tokens(history, prompt + text)
@@ -713,6 +800,10 @@ class WebApp:
                     "hasKey": self.keys.has(p.name),
                     "models": [m.id for m in _registered_models(p.name)],
                     "manualModels": [spec.id for spec in p.models],
+                    # What the form shows of each model (takes images, context window...), and the
+                    # user's own descriptions of them, which win over what the server says.
+                    "modelDetails": [_model_details(m) for m in _registered_models(p.name)],
+                    "modelSpecs": [spec.model_dump(mode="json", exclude_unset=True) for spec in p.models],
                 }
                 for p in get_custom_providers()
             ],
@@ -762,7 +853,7 @@ class WebApp:
         except DiscoveryError as error:
             text = discovery_problem(error, custom)
             return {"ok": False, "problem": self.keys.redact(text.replace(key, "[redacted key]") if key else text)}
-        return {"ok": True, "models": [m.id for m in models]}
+        return {"ok": True, "models": [m.id for m in models], "modelDetails": [_model_details(m) for m in models]}
 
     def _discovery_transport(self, custom: CustomProvider) -> ProxyTransport | None:
         proxy = self._proxy_url()
@@ -785,8 +876,12 @@ class WebApp:
                 discovered = await discover_models(
                     custom.model_copy(update={"api_key": probe_key}), self._discovery_transport(custom)
                 )
+                # A model the user described wins over the server's word for the fields they set.
+                specs = {spec.id: spec for spec in custom.models}
                 found = {m.id for m in discovered}
-                models = discovered + [m for m in models if m.id not in found]
+                models = [custom.model_from_spec(specs[m.id], m) if m.id in specs else m for m in discovered] + [
+                    m for m in models if m.id not in found
+                ]
             except DiscoveryError as error:
                 text = discovery_problem(error, custom)
                 problem = self.keys.redact(text.replace(key, "[redacted key]") if key else text)
@@ -848,6 +943,8 @@ APP_COMMANDS = tuple(
         ("queue", WebApp.cmd_queue),
         ("unqueue", WebApp.cmd_unqueue),
         ("abort", WebApp.cmd_abort),
+        ("compact", WebApp.cmd_compact),
+        ("summarize_left_branch", WebApp.cmd_summarize_left_branch),
         ("retry", WebApp.cmd_retry),
         ("edit", WebApp.cmd_edit),
         ("switch_branch", WebApp.cmd_switch_branch),
@@ -886,6 +983,17 @@ def _kind_label(provider: CustomProvider) -> str:
         "anthropic-messages": "Anthropic-compatible API",
         "openai-responses": "OpenAI Responses-compatible API",
     }.get(provider.api, "OpenAI-compatible API")
+
+
+def _model_details(model: Model) -> dict[str, Any]:
+    """A custom provider's model as its form describes it."""
+    return {
+        "id": model.id,
+        "vision": "image" in model.input,
+        "reasoning": model.reasoning,
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens,
+    }
 
 
 def _registered_models(provider: str) -> list[Model]:

@@ -22,7 +22,7 @@ from ..mcp import McpAuthRequiredError, McpConnectError, McpException, McpServer
 from ..mcp.oauth import McpOAuth, OAuthState
 from .commands import method_command
 from .network import page_origin
-from .plugin import Plugin, ToolHost
+from .plugin_contract import Plugin, ToolHost
 
 STORE = "settings"
 RECORD = "mcpServers"

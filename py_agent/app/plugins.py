@@ -1,6 +1,6 @@
 """The plugins the web app runs with by default.
 
-Each entry is a function that builds one :class:`~py_agent.app.plugin.Plugin` (it imports its
+Each entry is a function that builds one :class:`~py_agent.app.plugin_contract.Plugin` (it imports its
 feature's modules then, not when this module is imported). Add a feature here to enable it; a
 plugin that fails to build is reported in the page (as a notice) and the app runs without it.
 The page (:mod:`py_agent.browser.main`) passes its workspace platform; CPython uses the default
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .plugin import Plugin
+from .plugin_contract import Plugin
 
 if TYPE_CHECKING:
     from .workspace_store import WorkspacePlatform
@@ -30,7 +30,7 @@ def default_plugins(workspace_platform: WorkspacePlatform | None = None) -> list
         return workspace_plugin(workspace_platform)
 
     def subagents() -> Plugin:
-        from .subagent_ui import subagents_plugin
+        from .subagents_plugin import subagents_plugin
 
         return subagents_plugin()
 

@@ -2,9 +2,9 @@
 metadata for a fast list, the streaming draft, settings, device keys and custom providers.
 
 Pure: everything goes through a :class:`StorageBackend`. In the page that is IndexedDB
-(:mod:`py_agent.browser.idb` over ``web/idb.js``); in CPython tests :class:`MemoryBackend`.
+(:mod:`py_agent.browser.idb` over ``web/boot/idb.js``); in CPython tests :class:`MemoryBackend`.
 
-Layout (the IndexedDB schema is versioned in ``web/idb.js``):
+Layout (the IndexedDB schema is versioned in ``web/boot/idb.js``):
 
 - ``sessions``: one record per session ``{id, updated, header, meta}``: the header line as pi writes
   it and the :class:`~py_agent.session.SessionMetadata` JSON (title, model, counts, usage, preview,

@@ -8,7 +8,7 @@
 - :func:`export_workspace` / :func:`import_workspace`: the workspace as JSON text.
 - :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
   session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
-  :mod:`py_agent.session.attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
+  :mod:`py_agent.session.export_attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
 - :func:`add_file`, :func:`create_file`, :func:`rename_file`, :func:`delete_file`: what the Files
   panel does for the user (upload, new file, rename, delete); each raises :class:`WorkspaceError`
   with a sentence for the user (:func:`user_error`) and leaves the workspace as it was.

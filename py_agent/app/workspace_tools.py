@@ -26,7 +26,7 @@ from ..core.types import AgentTool
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
-from .plugin import Plugin, SessionExport, ToolHost
+from .plugin_contract import Plugin, SessionExport, ToolHost
 from .workspace_store import (
     SettingsSource,
     WorkspacePlatform,
@@ -80,8 +80,9 @@ def _show_written_files(host: ToolHost) -> Callable[[WorkspaceChange], None]:
         if change.kind != "write" or change.source not in TOOL_SOURCES:
             return
         if path.rsplit(".", 1)[-1].lower() in SHOWN_EXTENSIONS:
-            host.open_panel(PANEL_ID)
+            # Selected first, so that the panel shows it whenever it opens (at once, or from the notice).
             host.post_to_panel(PANEL_ID, {"sessionId": host.session_id, "select": path})
+            host.suggest_panel(PANEL_ID, path)
 
     return on_change
 

@@ -1,4 +1,4 @@
-"""The storage backend of the page: IndexedDB, through the small shim in ``web/idb.js``.
+"""The storage backend of the page: IndexedDB, through the small shim in ``web/boot/idb.js``.
 
 Every call moves strings only (JSON, or entry lines joined by newlines), so one call costs one
 conversion however many records it touches. JavaScript errors become
@@ -39,7 +39,7 @@ def storage_error(error: BaseException) -> StorageError:
 
 
 class IndexedDBBackend:
-    """:class:`~py_agent.app.storage.StorageBackend` over ``web/idb.js``'s ``Storage`` object."""
+    """:class:`~py_agent.app.storage.StorageBackend` over ``web/boot/idb.js``'s ``Storage`` object."""
 
     def __init__(self, db: Any) -> None:
         self._db = db

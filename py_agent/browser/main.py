@@ -48,7 +48,7 @@ class SessionStorageTabKeys:
 async def start(
     on_event: Callable[[str, str], Any], db: Any, tab_store: Any, options_json: str = "{}"
 ) -> Callable[[str, str], Awaitable[str]]:
-    """Create the app over ``db`` (web/idb.js's ``Storage``) and ``tab_store`` (this tab's keys)
+    """Create the app over ``db`` (web/boot/idb.js's ``Storage``) and ``tab_store`` (this tab's keys)
     and return its ``dispatch``."""
     import json
 

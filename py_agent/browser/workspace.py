@@ -7,7 +7,7 @@ and what the preview panel reads.
 - :func:`page_workspace_platform`: the :class:`~py_agent.app.workspace_store.WorkspacePlatform`
   the page gives the workspace plugin (:func:`py_agent.browser.main.start` passes it to
   :func:`py_agent.app.plugins.default_plugins`).
-- :class:`PreviewSource` / :func:`preview_source`: what ``web/sandbox/preview.js`` reads.
+- :class:`PreviewSource` / :func:`preview_source`: what ``web/files/preview.js`` reads.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..app.workspace_store import (
     workspace_zip,
 )
 from ..core.types import AgentTool
-from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceError, WorkspaceFile
+from ..tools.workspace import Workspace, WorkspaceChange, WorkspaceError, WorkspaceFile, safe_path, unique_path
 from .grep import make_browser_grep_searcher
 from .sandbox import SettingsSource, ffi, load_sandbox_api, make_javascript_tool, make_python_tool
 
@@ -111,7 +111,7 @@ def _bytes(data: Any) -> bytes:
 
 
 class PreviewSource:
-    """What ``web/sandbox/preview.js`` reads (the file list, one file, the zip, the limits, changes)
+    """What ``web/files/preview.js`` reads (the file list, one file, the zip, the limits, changes)
     and does for the user (upload, new file, rename, delete). The changes answer JSON:
     ``{"path": ...}`` or ``{"error": "a sentence for the user"}``."""
 
@@ -146,6 +146,19 @@ class PreviewSource:
             return self.workspace.exists(path)
         except WorkspaceError:
             return False
+
+    def target(self, name: str) -> str:
+        """Where an upload named ``name`` goes (:func:`~py_agent.tools.workspace.safe_path`):
+        ``{"path", "taken"}``, or ``{"error"}`` naming it when nothing of the name can be kept."""
+        try:
+            path = safe_path(name)
+        except WorkspaceError as error:
+            return _outcome(error=error)
+        return json.dumps({"path": path, "taken": self.workspace.exists(path)})
+
+    def free_path(self, path: str) -> str:
+        """``path``, or ``name (2).ext``... when taken: "keep both" of a re-upload."""
+        return unique_path(path, self.workspace.exists)
 
     async def add(self, path: str, data: Any) -> str:
         try:

@@ -18,12 +18,12 @@ from ._ids import iso_from_ms, new_entry_id, now_iso, parse_iso_ms, uuidv7
 from ._json import JsonError
 from ._json import parse as json_parse
 from ._json import stringify as json_stringify
-from .attachments import attachment_entries, detach_attachments, export_with_attachments
 from .entries import (
     CURRENT_SESSION_VERSION,
     KNOWN_ENTRY_TYPES,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -35,9 +35,11 @@ from .entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    UsageEntry,
     entry_from_json,
     header_from_json,
 )
+from .export_attachments import attachment_entries, detach_attachments, export_with_attachments
 from .jsonl import (
     REDACTED,
     Redactor,
@@ -63,6 +65,7 @@ from .messages import (
     message_text,
     message_to_json,
     to_json_value,
+    typed_text,
 )
 from .metadata import (
     METADATA_FORMAT,
@@ -85,6 +88,9 @@ from .tree import (
     SessionWarning,
     TreeNode,
     build_session_context,
+    build_session_projection,
+    context_edits,
+    context_entries,
 )
 
 __all__ = [
@@ -102,6 +108,7 @@ __all__ = [
     "TITLE_MAX_CHARS",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "Entry",
@@ -123,10 +130,14 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "UnknownEntry",
+    "UsageEntry",
     "agent_messages",
     "attachment_entries",
     "build_session_context",
+    "build_session_projection",
     "compute_metadata",
+    "context_edits",
+    "context_entries",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",
@@ -154,6 +165,7 @@ __all__ = [
     "parse_iso_ms",
     "secret_redactor",
     "to_json_value",
+    "typed_text",
     "update_metadata",
     "uuidv7",
 ]

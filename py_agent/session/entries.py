@@ -25,6 +25,7 @@ __all__ = [
     "KNOWN_ENTRY_TYPES",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "Entry",
@@ -36,6 +37,7 @@ __all__ = [
     "SessionInfoEntry",
     "ThinkingLevelChangeEntry",
     "UnknownEntry",
+    "UsageEntry",
     "entry_from_json",
     "header_from_json",
 ]
@@ -140,9 +142,12 @@ class ModelChangeEntry(_Line):
 
 
 class CompactionEntry(_Line):
-    """Everything on the path before ``first_kept_entry_id`` is replaced by ``summary`` in the context."""
+    """Everything on the path before ``first_kept_entry_id`` is replaced by ``summary`` in the context.
 
-    _optional = frozenset({"details", "from_hook"})
+    pi 1.x adds ``usage`` (the summary request's usage, counted in the session's totals) and
+    ``system_message`` (the prompt and tools at the cut, a ``system``-role message)."""
+
+    _optional = frozenset({"details", "usage", "from_hook", "system_message"})
     type: Literal["compaction"] = "compaction"
     id: str
     parent_id: str | None
@@ -151,13 +156,16 @@ class CompactionEntry(_Line):
     first_kept_entry_id: str
     tokens_before: int | float
     details: Any = None
+    usage: Any = None
     from_hook: bool | None = None
+    system_message: Any = None
 
 
 class BranchSummaryEntry(_Line):
-    """A summary of the branch the conversation came back from (``from_id``: the branch point, or ``"root"``)."""
+    """A summary of the branch the conversation came back from (``from_id``: the branch point, or ``"root"``;
+    ``usage``, pi 1.x: the summary request's usage)."""
 
-    _optional = frozenset({"details", "from_hook"})
+    _optional = frozenset({"details", "usage", "from_hook"})
     type: Literal["branch_summary"] = "branch_summary"
     id: str
     parent_id: str | None
@@ -165,7 +173,37 @@ class BranchSummaryEntry(_Line):
     from_id: str
     summary: str
     details: Any = None
+    usage: Any = None
     from_hook: bool | None = None
+
+
+class UsageEntry(_Line):
+    """pi 1.x: usage a model was paid for outside the conversation (``kind``, e.g. ``"cache_warm"``);
+    counted in the session's tokens and cost, never part of the model's context."""
+
+    _optional = frozenset({"note"})
+    type: Literal["usage"] = "usage"
+    id: str
+    parent_id: str | None
+    timestamp: str
+    kind: str
+    provider: str
+    model: str
+    usage: dict[str, Any]
+    note: str | None = None
+
+
+class ContextEditEntry(_Line):
+    """pi 1.x: an edit of what the model sees of an earlier entry (``target_id``) from here on:
+    ``replacement`` ``None`` leaves it out, ``{"content": ...}`` replaces its content. The target
+    itself is unchanged (the transcript and exports keep it)."""
+
+    type: Literal["context_edit"] = "context_edit"
+    id: str
+    parent_id: str | None
+    timestamp: str
+    target_id: str
+    replacement: dict[str, Any] | None
 
 
 class CustomEntry(_Line):
@@ -238,6 +276,8 @@ Entry: TypeAlias = (
     | CustomMessageEntry
     | LabelEntry
     | SessionInfoEntry
+    | UsageEntry
+    | ContextEditEntry
     | UnknownEntry
 )
 
@@ -251,6 +291,8 @@ _ENTRY_CLASSES: dict[str, type[_Line]] = {
     "custom_message": CustomMessageEntry,
     "label": LabelEntry,
     "session_info": SessionInfoEntry,
+    "usage": UsageEntry,
+    "context_edit": ContextEditEntry,
 }
 KNOWN_ENTRY_TYPES: frozenset[str] = frozenset(_ENTRY_CLASSES)
 

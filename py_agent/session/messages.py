@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import html
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -43,6 +45,7 @@ __all__ = [
     "message_text",
     "message_to_json",
     "to_json_value",
+    "typed_text",
 ]
 
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage
@@ -156,6 +159,30 @@ def message_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+# A file's text as pi's CLI inlines it (`@file`) and as the page attaches one: one text block each.
+_FILE_BLOCK = re.compile(r'<file name="([^"]*)">.*</file>', re.DOTALL)
+
+
+def typed_text(message: Mapping[str, Any]) -> str:
+    """What the user typed in a message: its text without the ``<file name="...">`` blocks of its
+    attachments (those hold a document's text, or an image's note). When only files were sent, their
+    names (``a.pdf, b.png``), so that a title or a preview never shows an attachment's wrapper."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message_text(message)
+    typed: list[str] = []
+    names: list[str] = []
+    for block in content:
+        if not (isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+            continue
+        match = _FILE_BLOCK.fullmatch(block["text"].strip())
+        if match is None:
+            typed.append(block["text"])
+        else:
+            names.append(html.unescape(match.group(1)).rsplit("/", 1)[-1])
+    return " ".join(typed) if any(t.strip() for t in typed) else ", ".join(names)
+
+
 # ---------------------------------------------------------------------------------------------
 # Messages made by context building (pi's messages.ts)
 
@@ -223,7 +250,9 @@ def convert_to_llm(messages: Iterable[Any]) -> list[LlmMessage]:
     ``custom`` -> a user message with its content; ``branchSummary`` / ``compactionSummary`` -> a
     user message with pi's summary wording; ``bashExecution`` -> a user message describing the run
     (unless ``excludeFromContext``); ``user`` / ``assistant`` / ``toolResult`` -> their models;
-    other roles are dropped, as is a message that does not validate. Never raises.
+    other roles are dropped, as is a message that does not validate. pi 1.x ``system`` messages
+    are dropped too: pi replays them into the request's prompt and tools, the app sends its own
+    (docs/deviations.md S7). Never raises.
     """
     out: list[LlmMessage] = []
     for message in messages:

@@ -18,14 +18,17 @@ from pydantic.alias_generators import to_camel
 from ..ai.types import Usage
 from ._ids import parse_iso_ms
 from .entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
     Entry,
     MessageEntry,
     ModelChangeEntry,
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
 )
-from .messages import message_text
+from .messages import message_text, typed_text
 
 __all__ = [
     "FIRST_MESSAGE_MAX_CHARS",
@@ -72,7 +75,9 @@ class SessionMetadata(BaseModel):
     - ``model`` / ``thinking_level``: the latest model (``model_change`` or assistant message)
       and thinking level appended;
     - ``message_count``: ``message`` entries (all roles, all branches, as pi's session list);
-    - ``entry_count``: all entries; ``usage``: the sum of every assistant message's ``usage``;
+    - ``entry_count``: all entries; ``usage``: the sum of every usage pi 1.6.0 counts in a
+      session's totals (``getUsageCostBreakdown``): assistant messages, ``usage`` entries, tool
+      results, compactions and branch summaries that carry one;
     - ``preview``: user and assistant text (tool traffic left out), up to 2,048 characters;
     - ``leaf_id``: the current leaf (kept by :class:`~py_agent.session.Session`).
     """
@@ -112,13 +117,15 @@ class SessionMetadata(BaseModel):
 
 
 _SPACES = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"[.!?]")
+# A sentence ends at ".", "!" or "?" before a space or the end: not inside "app.py" or "report.pdf".
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
 def derive_title(text: str) -> str:
     """A title from a first message, as pi's web UI makes it: whitespace collapsed; cut after the
-    first ``.``, ``!`` or ``?`` if it is within the first 50 characters (not the very first);
-    otherwise the whole text if it fits in 50 characters, else its first 47 and ``...``."""
+    first ``.``, ``!`` or ``?`` that ends a sentence (before a space or the end) if it is within the
+    first 50 characters (not the very first); otherwise the whole text if it fits in 50
+    characters, else its first 47 and ``...``."""
     text = _SPACES.sub(" ", text).strip()
     match = _SENTENCE_END.search(text)
     if match and 0 < match.start() < TITLE_MAX_CHARS:
@@ -191,7 +198,8 @@ def update_metadata(meta: SessionMetadata, entry: Entry) -> SessionMetadata:
         message = entry.message
         role = message.get("role")
         if role == "user" or role == "assistant":
-            text = _SPACES.sub(" ", message_text(message)).strip()
+            # A user's attachments are text blocks too: the title and preview show what was typed.
+            text = _SPACES.sub(" ", typed_text(message) if role == "user" else message_text(message)).strip()
             if text:
                 if role == "user" and not meta.first_message:
                     meta.first_message = text[:FIRST_MESSAGE_MAX_CHARS]
@@ -199,11 +207,14 @@ def update_metadata(meta: SessionMetadata, entry: Entry) -> SessionMetadata:
                 if len(meta.preview) < PREVIEW_MAX_CHARS:
                     joined = f"{meta.preview}\n{text}" if meta.preview else text
                     meta.preview = joined[:PREVIEW_MAX_CHARS]
-        if role == "assistant":
+        if role == "assistant" or role == "toolResult":
             _add_usage(meta.usage, message.get("usage"))
+        if role == "assistant":
             provider, model = message.get("provider"), message.get("model")
             if isinstance(provider, str) and isinstance(model, str):
                 meta.model = ModelRef(provider=provider, model_id=model)
+    elif isinstance(entry, UsageEntry | CompactionEntry | BranchSummaryEntry):
+        _add_usage(meta.usage, entry.usage)
     elif isinstance(entry, ModelChangeEntry):
         meta.model = ModelRef(provider=entry.provider, model_id=entry.model_id)
     elif isinstance(entry, ThinkingLevelChangeEntry):

@@ -20,6 +20,7 @@ from .entries import (
     CURRENT_SESSION_VERSION,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -29,6 +30,7 @@ from .entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
 )
 from .messages import (
     agent_messages,
@@ -50,6 +52,9 @@ __all__ = [
     "SessionWarning",
     "TreeNode",
     "build_session_context",
+    "build_session_projection",
+    "context_edits",
+    "context_entries",
 ]
 
 SYSTEM_PROMPT_CUSTOM_TYPE = "py-agent.system-prompt"
@@ -111,20 +116,109 @@ class TreeNode:
     label: str | None = None
 
 
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+
+
+def _entry_messages(entry: Entry) -> list[dict[str, Any]]:
+    """pi 1.6.0's ``sessionEntryToContextMessages``: what one entry gives the model."""
+    if isinstance(entry, MessageEntry):
+        message = entry.message
+        role = message.get("role")
+        # Hand-edited or old files may hold a message without content.
+        if message.get("content") is None:
+            if role == "system":
+                return [{**message, "content": ""}]
+            if role in ("user", "assistant", "toolResult"):
+                return [{**message, "content": []}]
+        return [message]
+    if isinstance(entry, CustomMessageEntry):
+        fields_set = entry.model_fields_set
+        optional = {name: getattr(entry, name) for name in ("display", "details") if name in fields_set}
+        return [create_custom_message(entry.custom_type, entry.content, timestamp=entry.timestamp, **optional)]
+    if isinstance(entry, BranchSummaryEntry) and entry.summary:
+        return [create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp)]
+    if isinstance(entry, CompactionEntry):
+        summary = create_compaction_summary_message(entry.summary, entry.tokens_before, entry.timestamp)
+        return [entry.system_message, summary] if entry.system_message else [summary]
+    return []
+
+
+def _project(entry: Entry, edit: ContextEditEntry | None) -> list[dict[str, Any]]:
+    """pi 1.6.0's ``projectContextEntry``: the entry's messages with its latest context edit applied."""
+    messages = _entry_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.replacement
+    if replacement is None:
+        return []
+    projected = []
+    for message in messages:
+        role = message.get("role")
+        if role in _EDITABLE_ROLES:
+            message = {key: value for key, value in message.items() if key != "content"}
+            if "content" in replacement:  # JSON.stringify leaves out an undefined content
+                content = replacement["content"]
+                if role in ("assistant", "toolResult") and isinstance(content, str):
+                    content = [{"type": "text", "text": content}]
+                message["content"] = content
+        projected.append(message)
+    return projected
+
+
+def context_entries(path: Sequence[Entry]) -> list[Entry]:
+    """pi 1.6.0's ``buildContextEntries`` over a root-first path: with a compaction on it, the
+    latest compaction, then the entries from its ``first_kept_entry_id`` up to it (``system``
+    messages left out: the compaction's ``system_message`` stands for them), then those after it;
+    otherwise the whole path."""
+    compaction_index = next(
+        (index for index in range(len(path) - 1, -1, -1) if isinstance(path[index], CompactionEntry)), -1
+    )
+    if compaction_index < 0:
+        return list(path)
+    compaction = path[compaction_index]
+    assert isinstance(compaction, CompactionEntry)
+    selected: list[Entry] = [compaction]
+    found_first_kept = False
+    for entry in path[:compaction_index]:
+        if entry.id == compaction.first_kept_entry_id:
+            found_first_kept = True
+        if found_first_kept and not (isinstance(entry, MessageEntry) and entry.message.get("role") == "system"):
+            selected.append(entry)
+    selected.extend(path[compaction_index + 1 :])
+    return selected
+
+
+def context_edits(entries: Iterable[Entry]) -> dict[str, ContextEditEntry]:
+    """The latest ``context_edit`` of each target among ``entries`` (e.g. :func:`context_entries`)."""
+    return {entry.target_id: entry for entry in entries if isinstance(entry, ContextEditEntry)}
+
+
+def build_session_projection(path: Sequence[Entry]) -> list[tuple[Entry, list[dict[str, Any]]]]:
+    """pi 1.6.0's ``buildSessionProjection`` (its ``entries``): each entry :func:`context_entries`
+    selects, with the messages it gives the model after the latest ``context_edit`` of it (none
+    for an entry an edit removed; an older compaction in the kept range gives none)."""
+    selected = context_entries(path)
+    edits = context_edits(selected)
+    return [
+        (entry, [] if isinstance(entry, CompactionEntry) and index > 0 else _project(entry, edits.get(entry.id)))
+        for index, entry in enumerate(selected)
+    ]
+
+
 def build_session_context(path: Sequence[Entry]) -> SessionContext:
-    """pi's ``buildSessionContext`` over a root-first path.
+    """pi's ``buildSessionContext`` over a root-first path (pi 1.6.0's, which reads 0.79.10's files alike).
 
     The last ``thinking_level_change`` gives the thinking level (default ``"off"``); the last
-    ``model_change`` or assistant message the model. With a compaction on the path, the messages
-    are its summary, then the messages from its ``first_kept_entry_id`` up to it, then those after
-    it; otherwise every message on the path. ``message`` entries give their message,
-    ``custom_message`` entries a ``custom`` message, ``branch_summary`` entries with a summary a
-    ``branchSummary`` message; the rest give nothing.
+    ``model_change`` or assistant message the model. The messages are those of
+    :func:`build_session_projection`: with a compaction on the path, its ``system_message`` (if
+    any) and summary, then the messages from its ``first_kept_entry_id`` on; ``message`` entries
+    give their message (``system`` ones too: :func:`~py_agent.session.convert_to_llm` leaves them
+    out, the app sends its own prompt), ``custom_message`` entries a ``custom`` message,
+    ``branch_summary`` entries with a summary a ``branchSummary`` message, each as its latest
+    ``context_edit`` leaves it; the rest give nothing.
     """
     context = SessionContext()
-    compaction: CompactionEntry | None = None
-    compaction_index = -1
-    for index, entry in enumerate(path):
+    for entry in path:
         if isinstance(entry, ThinkingLevelChangeEntry):
             context.thinking_level = entry.thinking_level
         elif isinstance(entry, ModelChangeEntry):
@@ -135,8 +229,6 @@ def build_session_context(path: Sequence[Entry]) -> SessionContext:
                 provider, model = message.get("provider"), message.get("model")
                 if isinstance(provider, str) and isinstance(model, str):
                     context.model = ModelRef(provider=provider, model_id=model)
-        elif isinstance(entry, CompactionEntry):
-            compaction, compaction_index = entry, index
         elif (
             isinstance(entry, CustomEntry)
             and entry.custom_type == SYSTEM_PROMPT_CUSTOM_TYPE
@@ -144,36 +236,8 @@ def build_session_context(path: Sequence[Entry]) -> SessionContext:
             and isinstance(entry.data.get("systemPrompt"), str)
         ):
             context.system_prompt = entry.data["systemPrompt"]
-
-    messages = context.messages
-
-    def append(entry: Entry) -> None:
-        if isinstance(entry, MessageEntry):
-            messages.append(entry.message)
-        elif isinstance(entry, CustomMessageEntry):
-            fields_set = entry.model_fields_set
-            optional = {name: getattr(entry, name) for name in ("display", "details") if name in fields_set}
-            messages.append(
-                create_custom_message(entry.custom_type, entry.content, timestamp=entry.timestamp, **optional)
-            )
-        elif isinstance(entry, BranchSummaryEntry) and entry.summary:
-            messages.append(create_branch_summary_message(entry.summary, entry.from_id, entry.timestamp))
-
-    if compaction is not None:
-        messages.append(
-            create_compaction_summary_message(compaction.summary, compaction.tokens_before, compaction.timestamp)
-        )
-        found_first_kept = False
-        for entry in path[:compaction_index]:
-            if entry.id == compaction.first_kept_entry_id:
-                found_first_kept = True
-            if found_first_kept:
-                append(entry)
-        for entry in path[compaction_index + 1 :]:
-            append(entry)
-    else:
-        for entry in path:
-            append(entry)
+    for _, messages in build_session_projection(path):
+        context.messages.extend(messages)
     return context
 
 
@@ -431,6 +495,36 @@ class Session:
             tokens_before=tokens_before,
             **optional,
         )
+        self.append(entry)
+        return entry
+
+    def append_usage(self, kind: str, provider: str, model: str, usage: Any, note: str | None = None) -> UsageEntry:
+        """Record usage a model was paid for outside the conversation (pi 1.x ``appendUsage``;
+        ``kind`` e.g. ``"cache_warm"``): counted in the session's totals, never in the context."""
+        entry = UsageEntry(
+            **self._base(), kind=kind, provider=provider, model=model, usage=to_json_value(usage), **_given(note=note)
+        )
+        self.append(entry)
+        return entry
+
+    def append_context_edit(self, target_id: str, replacement: Any) -> ContextEditEntry:
+        """Change what the model sees of an earlier entry from here on (pi 1.x ``appendContextEdit``):
+        ``None`` leaves it out, ``{"content": ...}`` replaces its content (a string for a reply or a
+        tool result becomes one text block). The target must be a user, assistant or tool-result
+        message, or a custom message, on the current branch; raises ``ValueError`` otherwise."""
+        if replacement is not None:
+            replacement = to_json_value(replacement)
+            if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), str | list):
+                raise ValueError("Context edit replacement must be null or contain string/array content")
+        target = self[target_id]
+        if all(entry.id != target_id for entry in self.path()):
+            raise ValueError(f"Entry {target_id} is not on the active branch")
+        role = target.message.get("role") if isinstance(target, MessageEntry) else None
+        if not isinstance(target, CustomMessageEntry) and role not in ("user", "assistant", "toolResult"):
+            raise ValueError(f"Entry {target_id} does not contribute editable model content")
+        if replacement is not None and role in ("assistant", "toolResult") and isinstance(replacement["content"], str):
+            replacement = {"content": [{"type": "text", "text": replacement["content"]}]}
+        entry = ContextEditEntry(**self._base(), target_id=target_id, replacement=replacement)
         self.append(entry)
         return entry
 

@@ -13,7 +13,7 @@ Replies are scripted in a neutral form and replayed in order, one per API reques
 
     {"content": [{"type": "thinking", "text": "..."}, {"type": "text", "text": "Hello"},
                  {"type": "tool_call", "id": "call_1", "name": "echo", "arguments": {"text": "hi"}}],
-     "usage": {"input": 10, "output": 5},      # optional
+     "usage": {"input": 10, "output": 5},      # optional; "input": "count" counts the request's text
      "stop_reason": "stop" | "length" | "toolUse",   # default: toolUse if there are tool calls
      "chunk_size": 4, "delay_ms": 0,           # text is cut into many small deltas
      "fault": {...}}                           # optional, see below
@@ -32,7 +32,8 @@ Every request is recorded (method, path, lower-cased headers, JSON body) togethe
 the client closed the connection before the reply was complete (``closed_early``). Control
 endpoints (always CORS-enabled) let a browser page drive it: ``POST /__mock__/script`` (a list of
 replies, or ``{"replies": [...], "cors": bool}``), ``POST /__mock__/append``, ``POST
-/__mock__/reset``, ``GET /__mock__/requests``. CORS preflights are answered (or refused when
+/__mock__/reset``, ``GET /__mock__/requests``
+(``list_models`` gives it a model list to discover). CORS preflights are answered (or refused when
 ``cors`` is false, to test the browser's error path).
 
 From pytest::
@@ -129,6 +130,23 @@ def normalize_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
     out.setdefault("chunk_size", 4)
     out.setdefault("delay_ms", 0)
     return out
+
+
+def count_input_tokens(body: Any) -> int:
+    """A provider's input tokens for a request, as a tokenizer of about 4 characters a token would
+    count them: the characters of every string in its JSON body (prompt, messages, tool
+    definitions; not the JSON syntax around them) / 4, rounded up."""
+    chars = 0
+    stack = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return -(-chars // 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -543,6 +561,9 @@ class _State:
         self.requests: list[dict[str, Any]] = []
         self.closed = threading.Condition(self.lock)
         self.stall_seconds = 60.0
+        # Models the server lists (GET /v1/models, and LM Studio's /api/v0/models with the same
+        # records); None: those routes answer 404, as a server that lists none.
+        self.models: list[dict[str, Any]] | None = None
 
     def next_reply(self) -> dict[str, Any]:
         with self.lock:
@@ -628,6 +649,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, list(state.requests))
         elif self.path.startswith("/__mock__/health"):
             self._json(200, {"ok": True})
+        elif state.models is not None and self.path.split("?", 1)[0] in ("/v1/models", "/api/v0/models"):
+            self._json(200, {"object": "list", "data": list(state.models)})
         else:
             self._json(404, {"error": "not found"})
 
@@ -686,7 +709,10 @@ class _Handler(BaseHTTPRequestHandler):
         }
         with state.lock:
             state.requests.append(record)
-        self._respond(api, model or "mock-model", normalize_reply(state.next_reply()), record)
+        reply = normalize_reply(state.next_reply())
+        if reply["usage"].get("input") == "count":
+            reply["usage"] = {**reply["usage"], "input": count_input_tokens(body)}
+        self._respond(api, model or "mock-model", reply, record)
 
     # -- API replies ---------------------------------------------------------------------------
 
@@ -867,6 +893,13 @@ class MockProviderServer:
     def append(self, *replies: Mapping[str, Any]) -> None:
         with self._server.state.lock:
             self._server.state.replies.extend(dict(r) for r in replies)
+
+    def list_models(self, models: Sequence[Mapping[str, Any]] | None) -> None:
+        """Models the server lists at ``GET /v1/models`` and ``GET /api/v0/models`` (records as
+        LM Studio's REST API gives them: ``id``, ``type`` "llm"/"vlm", ``max_context_length``...);
+        ``None``: no list (404)."""
+        with self._server.state.lock:
+            self._server.state.models = None if models is None else [dict(m) for m in models]
 
     def reset(self) -> None:
         with self._server.state.lock:

@@ -37,6 +37,8 @@ __all__ = [
     "WorkspaceStore",
     "files_from_export",
     "normalize_path",
+    "safe_path",
+    "unique_path",
     "workspace_attachment",
 ]
 
@@ -98,6 +100,64 @@ def normalize_path(path: Any, *, allow_root: bool = False) -> str:
     if not normalized and not allow_root:
         raise WorkspaceError(f"Invalid path {shown}: it names the workspace root, not a file")
     return normalized
+
+
+_DOTS = re.compile(r"^\.+$")
+_EXTENSION = re.compile(r"(\.[^.]{1,16})$")
+ELLIPSIS = "\u2026"
+
+
+def _shorten(segment: str, limit: int = MAX_SEGMENT_LENGTH) -> str:
+    """``segment`` cut to ``limit`` characters in its middle (marked with ``…``), its extension kept."""
+    if len(segment) <= limit:
+        return segment
+    match = _EXTENSION.search(segment)
+    ext = match.group(1) if match and match.start() > 0 else ""
+    return segment[: limit - len(ext) - 1] + ELLIPSIS + ext
+
+
+def safe_path(name: Any) -> str:
+    """A workspace path for a name the user gave (an upload, a drop, an attachment), which may be
+    anything a drag from another page can carry: the name itself when :func:`normalize_path`
+    takes it unchanged, else the closest name it takes. Control characters become ``_``,
+    backslashes separate folders; empty and dots-only segments (``..``, ``....``), the
+    ``/workspace/`` root and a drive (``C:``) go; a leading ``~`` or ``@`` (which
+    :func:`normalize_path` refuses or strips) gets a ``_`` before it; a name over
+    ``MAX_SEGMENT_LENGTH`` characters is cut in its middle (extension kept), a path over
+    ``MAX_PATH_LENGTH`` loses its leading folders. Raises :class:`WorkspaceError` when nothing
+    of the name is left."""
+    if not isinstance(name, str):
+        raise WorkspaceError(f"Invalid name: expected a string, got {type(name).__name__}")
+    with_root = name.startswith(WORKSPACE_ROOT + "/")
+    text = _CONTROL.sub("_", name[len(WORKSPACE_ROOT) + 1 :] if with_root else name).replace("\\", "/")
+    segments = [_shorten(s) for s in text.split("/") if s.strip() and not _DOTS.match(s.strip())]
+    if segments and _DRIVE.match(segments[0]) and len(segments[0]) == 2:
+        segments = segments[1:]  # "C:" of a Windows path
+    if segments and (segments[0][0] in "~@" or _DRIVE.match(segments[0])):
+        segments[0] = _shorten("_" + segments[0])
+    while len("/".join(segments)) > MAX_PATH_LENGTH and len(segments) > 1:
+        segments = segments[1:]
+    if not segments:
+        shown = repr(name) if len(name) <= 200 else repr(name[:200] + "...")
+        raise WorkspaceError(f"{shown} was not added: no part of its name can be a file name")
+    return normalize_path("/".join(segments))
+
+
+def unique_path(path: str, taken: Callable[[str], bool]) -> str:
+    """``path``, or the first of ``name (2).ext``, ``name (3).ext``... for which ``taken`` is false."""
+    folder, _, base = path.rpartition("/")
+    match = _EXTENSION.search(base)
+    ext = match.group(1) if match and match.start() > 0 else ""
+    stem = base[: len(base) - len(ext)]
+    candidate, n = path, 2
+    while taken(candidate):
+        suffix = f" ({n}){ext}"
+        shown = (
+            stem if len(stem) + len(suffix) <= MAX_SEGMENT_LENGTH else _shorten(stem, MAX_SEGMENT_LENGTH - len(suffix))
+        )
+        candidate = f"{folder}/{shown}{suffix}" if folder else f"{shown}{suffix}"
+        n += 1
+    return candidate
 
 
 def now_ms() -> int:

@@ -388,3 +388,137 @@ async def test_custom_provider_requests_can_go_through_a_cors_proxy(monkeypatch:
         assert server.requests == []  # nothing went to the server directly
         error = app.chat.transcript()[-1]["message"]["errorMessage"]
         assert "Connection error" in error or "proxy.invalid" in error
+
+
+class SlowLoads(MemoryBackend):
+    """Loading a session waits for `release` (as a long session's load takes a while in the page)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def load_session(self, session_id: str) -> Any:
+        await self.release.wait()
+        return await super().load_session(session_id)
+
+
+async def saved_session(app: WebApp, text: str) -> str:
+    await call(app, "new_session")
+    await call(app, "send", text=text)
+    await idle(app)
+    assert app.chat is not None
+    return app.chat.id
+
+
+async def start_slow_open(app: WebApp, backend: SlowLoads, session_id: str) -> asyncio.Future[str]:
+    """From a new chat, an open of `session_id` whose read waits for `backend.release`."""
+    await call(app, "new_session")
+    backend.release.clear()
+    opening = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": session_id})))
+    await asyncio.sleep(0.01)
+    return opening
+
+
+async def test_a_new_chat_started_while_a_long_session_opens_stays_the_open_session() -> None:
+    backend = SlowLoads()
+    app, rec = await make_app(backend)
+    old = await saved_session(app, "The long one.")
+    opening = await start_slow_open(app, backend, old)
+    fresh = await call(app, "new_session")
+    backend.release.set()
+    opened = json.loads(await opening)
+    assert opened["superseded"] is True
+    assert app.chat is not None and app.chat.id == fresh["sessionId"] != old
+    # Nothing of the old session reached the page after the new chat's state.
+    assert rec.last("session_state")["sessionId"] == fresh["sessionId"]
+    assert rec.last("transcript") == {"sessionId": fresh["sessionId"], "items": []}
+
+
+async def test_of_two_opens_the_later_wins_whichever_ends_first() -> None:
+    backend = SlowLoads()
+    app, rec = await make_app(backend)
+    first = await saved_session(app, "First.")
+    second = await saved_session(app, "Second.")
+    a = await start_slow_open(app, backend, first)
+    b = asyncio.ensure_future(app.dispatch("open_session", json.dumps({"id": second})))
+    await asyncio.sleep(0.01)
+    backend.release.set()
+    results = [json.loads(r) for r in await asyncio.gather(a, b)]
+    assert results[0]["superseded"] is True and "superseded" not in results[1]
+    assert app.chat is not None and app.chat.id == second
+    assert rec.last("session_state")["sessionId"] == second
+
+
+async def test_a_message_sent_while_a_session_opens_goes_to_that_session() -> None:
+    backend = SlowLoads()
+    app, _ = await make_app(backend)
+    target = await saved_session(app, "Earlier question.")
+    opening = await start_slow_open(app, backend, target)
+    send = asyncio.ensure_future(app.dispatch("send", json.dumps({"text": "A follow-up."})))
+    await asyncio.sleep(0.01)
+    assert not send.done()  # it waits for the open to finish
+    backend.release.set()
+    await opening
+    assert json.loads(await send)["status"] == "sent"
+    await idle(app)
+    assert app.chat is not None and app.chat.id == target
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        for m in (json.loads(line).get("message", {}) for line in all_lines(backend, target))
+        if m.get("role") == "user"
+    ]
+    assert texts == ["Earlier question.", "A follow-up."]
+
+
+async def test_a_model_picked_while_a_session_opens_is_that_sessions_model() -> None:
+    backend = SlowLoads()
+    app, rec = await make_app(backend)
+    target = await saved_session(app, "Earlier question.")
+    opening = await start_slow_open(app, backend, target)
+    model = asyncio.ensure_future(app.dispatch("set_model", json.dumps({"provider": "openai", "id": "gpt-5-mini"})))
+    await asyncio.sleep(0.01)
+    assert not model.done()
+    backend.release.set()
+    await opening
+    assert json.loads(await model)["model"]["id"] == "gpt-5-mini"
+    assert app.chat is not None and app.chat.id == target and app.chat.model.id == "gpt-5-mini"
+    assert rec.last("session_state")["model"]["id"] == "gpt-5-mini"
+
+
+async def test_custom_models_are_described_from_discovery_and_the_users_description_wins() -> None:
+    with MockProviderServer() as server:
+        server.list_models(
+            [
+                {"id": "qwen2-vl-7b", "object": "model", "type": "vlm", "max_context_length": 32768},
+                {"id": "llama-3.1-8b", "object": "model", "type": "llm", "max_context_length": 131072},
+            ]
+        )
+        app, _ = await make_app()
+        provider = {"name": "Desk", "kind": "lmstudio", "baseUrl": server.url}
+        found = await call(app, "discover", provider=provider)
+        assert found["ok"] is True, found
+        details = {d["id"]: d for d in found["modelDetails"]}
+        assert set(details) == {"qwen2-vl-7b", "llama-3.1-8b"}, found
+        assert details["qwen2-vl-7b"]["vision"] is True and details["qwen2-vl-7b"]["contextWindow"] == 32768
+        assert details["llama-3.1-8b"]["vision"] is False
+
+        # The user says the llama model reasons and has a 65,536-token window; a typed id is added.
+        spec = {"id": "llama-3.1-8b", "input": ["text"], "reasoning": True, "contextWindow": 65536, "maxTokens": 8192}
+        saved = await call(
+            app, "save_custom_provider", provider={**provider, "models": [spec, "extra-model"]}, discover=True
+        )
+        assert saved["ok"] is True and saved["models"] == ["qwen2-vl-7b", "llama-3.1-8b", "extra-model"]
+        listed = next(p for p in (await call(app, "custom_providers"))["providers"] if p["name"] == "Desk")
+        described = {d["id"]: d for d in listed["modelDetails"]}
+        assert described["llama-3.1-8b"] == {
+            "id": "llama-3.1-8b",
+            "vision": False,
+            "reasoning": True,
+            "contextWindow": 65536,
+            "maxTokens": 8192,
+        }
+        assert described["qwen2-vl-7b"]["vision"] is True  # the server's word where the user said nothing
+        assert listed["modelSpecs"][0] == spec and listed["modelSpecs"][1] == {"id": "extra-model"}
+        picked = (await call(app, "search_models", query="llama-3.1-8b"))["models"][0]
+        assert picked["reasoning"] is True and picked["contextWindow"] == 65536

@@ -15,7 +15,7 @@ import pytest
 from app_helpers import call, idle
 
 from py_agent.ai.custom import unregister_custom_provider
-from py_agent.app.attachments import MAX_SETTING, attachments_plugin
+from py_agent.app.attachments import LIMIT_SETTINGS, MAX_SETTING, attachments_plugin
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend, all_lines
@@ -204,6 +204,32 @@ async def test_a_long_document_is_cut_and_its_full_text_kept_in_the_workspace() 
         assert (await open_workspace(app.chat.id)).get("uploads/notes.txt.txt").data == full  # type: ignore[union-attr]
 
 
+async def test_a_long_text_file_is_cut_and_the_note_points_at_the_file_itself() -> None:
+    """The page reads only the start of a text file (web/attachments/extract-worker.js): the
+    uploaded file is its full text, so no copy of it is written."""
+    with MockProviderServer() as server:
+        app = await make_app()
+        await with_model(app, server, vision=True)
+        full = "line of a log\n" * 10_000
+        start = full[:100_000]
+        data = base64.b64encode(full.encode()).decode()
+        log = document("app.log", text=start, truncated=True, textIsFile=True, mimeType="text/plain", bytes=data)
+        await call(app, "send", text="why?", attachments=[log])
+        await idle(app)
+        assert app.chat is not None
+        sent = json.dumps(server.requests[0]["body"])
+        assert "[Truncated at 100,000 characters. The whole file is uploads/app.log.]" in sent
+        assert (await open_workspace(app.chat.id)).paths() == ["uploads/app.log"]
+
+
+async def test_every_limit_of_settings_attachments_is_a_setting_the_app_keeps() -> None:
+    app = await make_app()
+    for key, (default, lowest, highest) in LIMIT_SETTINGS.items():
+        assert lowest <= default <= highest
+        settings = (await call(app, "set_setting", key=key, value=lowest))["settings"]
+        assert settings[key] == lowest
+
+
 async def test_export_carries_the_message_and_the_files_and_import_restores_both() -> None:
     with MockProviderServer() as server:
         backend = MemoryBackend()
@@ -267,3 +293,34 @@ async def test_editing_a_message_keeps_its_attachments() -> None:
         assert edited["content"][1:] == original["content"][1:]
         assert edited["attachments"] == original["attachments"]
         assert "Revenue by region" in json.dumps(server.requests[-1]["body"])
+
+
+async def test_hostile_names_are_kept_under_their_safe_name_or_refused_naming_the_file() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app = await make_app(backend)
+        await with_model(app, server, vision=True)
+        long = "n" * 1200 + ".txt"
+        names = ["/workspace/../tmp/absws-x.txt", "....//....//dots-x.txt", long, "esc\x1b[31m.txt", "...."]
+        # What the chips show before sending: the name each file will have, or why it cannot be kept.
+        answers = await call(app, "upload_names", names=names)
+        assert [a.get("path") for a in answers] == [
+            "uploads/absws-x.txt",
+            "uploads/dots-x.txt",
+            f"uploads/{'n' * 250}\u2026.txt",
+            "uploads/esc_[31m.txt",
+            None,
+        ]
+        assert answers[4]["error"] == "'....' was not added: no part of its name can be a file name"
+        # A name with nothing left refuses the send, naming the file; nothing is written.
+        result = await call(app, "send", text="hi", attachments=[document(n) for n in names])
+        assert result == {"status": "refused", "message": answers[4]["error"], "name": "...."}
+        assert app.chat is not None
+        assert (await open_workspace(app.chat.id)).paths() == []
+        # The others are stored exactly where the chips said, and the message names those paths.
+        result = await call(app, "send", text="hi", attachments=[document(n) for n in names[:4]])
+        assert result["status"] == "sent"
+        await idle(app)
+        stored = [a["path"] for a in answers[:4]]
+        assert sorted((await open_workspace(app.chat.id)).paths()) == sorted(stored)
+        assert [a["path"] for a in stored_messages(backend, app.chat.id)[0]["attachments"]] == stored

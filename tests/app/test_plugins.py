@@ -10,7 +10,7 @@ from typing import Any
 from py_agent.app.commands import command
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
-from py_agent.app.plugin import Plugin, SessionExport, ToolHost
+from py_agent.app.plugin_contract import Plugin, SessionExport, ToolHost
 from py_agent.app.plugins import default_plugins
 from py_agent.app.storage import MemoryBackend
 from py_agent.core.types import AgentTool

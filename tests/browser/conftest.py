@@ -8,6 +8,7 @@ driven by Playwright; `python3 build.py test` installs both, so a missing one fa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -62,17 +63,26 @@ def chromium_path() -> str:
     return path if Path(path).exists() else str(shutil.which("chromium"))
 
 
-# Chromium's own log (its stderr, through Playwright's driver), kept per module: when a test of it
-# fails, the lines that say something (a renderer's crash, a fatal error) are added to its report.
-# Known noise of a machine without a desktop session is left out.
+# Chromium's own log (its stderr, through Playwright's driver) and Playwright's steps (pw:api), kept
+# per module. When a test of it fails, its part of the log goes into its report: the cause of a
+# renderer's crash (the kind of out-of-memory, a fatal error), the test's last steps and the lines
+# that say something. Known noise of a machine without a desktop session is left out.
 CHROMIUM_LOG_NOISE = ("dbus/", "unexpected operator", "<launching>", "<launched>", "gracefully close")
+# What Chromium writes when a renderer (or its V8) dies: out of memory of some kind, or a fatal error.
+CRASH_CAUSES = re.compile(
+    r"V8 process OOM \([^)]*\)|Fatal (?:JavaScript|process) out of memory[^\n]*|Out of memory[^\n]*"
+    r"|Oilpan: Out of memory[^\n]*|FATAL:[^\n]*|Check failed:[^\n]*|Received signal \d+[^\n]*"
+    r"|Intentionally crashing[^\n]*",
+    re.IGNORECASE,
+)
+LAST_STEPS = 20
 
 
 @contextmanager
 def chromium_log(path: Path) -> Iterator[None]:
-    """Playwright's driver, started inside, writes the browser's stderr to path (DEBUG_FILE)."""
+    """Playwright's driver, started inside, writes the browser's stderr and its steps to path (DEBUG_FILE)."""
     saved = {name: os.environ.get(name) for name in ("DEBUG", "DEBUG_FILE")}
-    os.environ["DEBUG"] = "pw:browser"
+    os.environ["DEBUG"] = "pw:browser,pw:api"
     os.environ["DEBUG_FILE"] = str(path)
     try:
         yield
@@ -84,22 +94,91 @@ def chromium_log(path: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def chromium_log_excerpt(path: Path, limit: int = 60) -> str:
-    """The log's lines that are not known noise (the last `limit` of them)."""
+def read_log(path: Path, start: int = 0) -> list[str]:
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        with path.open("rb") as log:
+            log.seek(start)
+            return log.read().decode(errors="replace").splitlines()
     except OSError:
-        return ""
+        return []
+
+
+def chromium_log_excerpt(path: Path, limit: int = 60, start: int = 0) -> str:
+    """The browser's lines of the log from byte `start` that are not known noise (the last `limit`)."""
+    lines = [line for line in read_log(path, start) if "pw:api" not in line]
     useful = [line for line in lines if not any(noise in line for noise in CHROMIUM_LOG_NOISE)]
     return "\n".join(useful[-limit:])
+
+
+def crash_causes(path: Path, start: int = 0) -> list[str]:
+    """What the log says killed a renderer (its out-of-memory kind, a fatal error), in order, once each."""
+    found = [m.group(0).strip() for line in read_log(path, start) for m in CRASH_CAUSES.finditer(line)]
+    return list(dict.fromkeys(found))
+
+
+def last_steps(path: Path, start: int = 0, limit: int = LAST_STEPS) -> str:
+    """The test's last Playwright steps (pw:api): what it was doing when it failed."""
+    steps = [line for line in read_log(path, start) if "pw:api" in line]
+    return "\n".join(steps[-limit:])
+
+
+# Pages that crashed while a test ran (Playwright's "crash" event): the test fails, even if it did
+# not touch the page again, and says so.
+crashed_pages: list[str] = []
+
+
+def watch_for_crashes(browser: Any) -> None:
+    """Every page of every context made from `browser` reports its crash into `crashed_pages`."""
+
+    def watch_page(page: Any) -> None:
+        page.on("crash", lambda crashed: crashed_pages.append(crashed.url))
+
+    def watch_context(context: Any) -> Any:
+        context.on("page", watch_page)
+        return context
+
+    new_context, new_page = browser.new_context, browser.new_page
+    browser.new_context = lambda *args, **kwargs: watch_context(new_context(*args, **kwargs))
+
+    def page_of_its_own(*args: Any, **kwargs: Any) -> Any:
+        page = new_page(*args, **kwargs)
+        watch_page(page)
+        return page
+
+    browser.new_page = page_of_its_own
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    # Where this test's part of its module's log starts (the fixtures' steps included).
+    log = item.module.__dict__.get("__chromium_log__") if item.module else None
+    item.stash[LOG_START] = log.stat().st_size if isinstance(log, Path) and log.exists() else 0
+    crashed_pages.clear()
+    return (yield)
+
+
+LOG_START = pytest.StashKey[int]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report = yield
     log = item.module.__dict__.get("__chromium_log__") if item.module else None
-    if report.failed and isinstance(log, Path):
-        excerpt = chromium_log_excerpt(log)
+    if not isinstance(log, Path):
+        return report
+    start = item.stash.get(LOG_START, 0)
+    if report.when == "call" and crashed_pages and report.passed and not item.get_closest_marker("crashes"):
+        report.outcome = "failed"
+        report.longrepr = f"The page crashed ({', '.join(crashed_pages)}): a renderer's crash is a finding, not noise."
+    if report.failed:
+        causes = crash_causes(log, start)
+        if causes or crashed_pages:
+            cause = "; ".join(causes) or "not in Chromium's log (see below)"
+            report.sections.append(("Renderer crash", f"Pages crashed: {crashed_pages or 'none seen'}\nCause: {cause}"))
+        steps = last_steps(log, start)
+        if steps:
+            report.sections.append(("The test's last steps (Playwright, pw:api)", steps))
+        excerpt = chromium_log_excerpt(log, start=start)
         if excerpt:
             report.sections.append(("Chromium's log (stderr, noise left out)", excerpt))
     return report
@@ -122,6 +201,7 @@ def browser(
         with chromium_log(log):  # only the driver started here takes the setting
             playwright = stack.enter_context(sync_playwright())
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        watch_for_crashes(browser)
         yield browser
         browser.close()
 

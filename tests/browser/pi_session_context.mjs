@@ -1,6 +1,6 @@
 // Opens a session .jsonl with pi's own SessionManager (@earendil-works/pi-coding-agent 0.79.10,
 // dist/core/session-manager.js, imported directly) and prints the messages pi's CLI would send:
-// convertToLlm(buildSessionContext().messages). Used by test_attachments.py.
+// convertToLlm(buildSessionContext().messages). Used by test_composer_attachments.py.
 //
 //     node pi_session_context.mjs NODE_MODULES FILE.jsonl
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chromium_log_excerpt
+from conftest import chromium_log_excerpt, crash_causes, last_steps
 
 
+@pytest.mark.crashes
 def test_a_crashed_renderer_is_in_the_log_excerpt(browser: Any, request: pytest.FixtureRequest) -> None:
     log = request.module.__chromium_log__
     assert isinstance(log, Path)
@@ -36,3 +37,23 @@ def test_a_crashed_renderer_is_in_the_log_excerpt(browser: Any, request: pytest.
     assert "Intentionally crashing" in excerpt
     # A machine without a desktop session logs dbus errors at every start: those are left out.
     assert "dbus" not in excerpt
+    # The report's summary: the cause, and what the test was doing (its Playwright steps).
+    assert any("Intentionally crashing" in cause for cause in crash_causes(log))
+    assert 'navigating to "chrome://crash"' in last_steps(log)
+    assert "pw:api" not in excerpt
+
+
+def test_the_kinds_of_out_of_memory_are_named(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    log.write_text(
+        "[1:1:ERROR:dbus/bus.cc] noise\n"
+        "[pid=9][err] <--- Last few GCs --->\n"
+        "[pid=9][err] [12:12:FATAL:v8/src/utils/allocation.cc:99] V8 process OOM (Zone). Current memory usage: 3 GB\n"
+        "[pid=9][err] Fatal process out of memory: Failed to reserve virtual memory for CodeRange\n"
+    )
+    assert crash_causes(log) == [
+        "FATAL:v8/src/utils/allocation.cc:99] V8 process OOM (Zone). Current memory usage: 3 GB",
+        "Fatal process out of memory: Failed to reserve virtual memory for CodeRange",
+    ]
+    # Only the part of the log after `start` (this test's).
+    assert crash_causes(log, start=len(log.read_bytes())) == []

@@ -484,3 +484,74 @@ def test_pi_reads_the_export_and_import_brings_back_attachments_and_files(
     assert page.locator("#transcript .msg.user img.att-thumb").count() == 1
     files = workspace_files(app, app.current_session_id())
     assert files["uploads/dot.png"] == png and "uploads/plan.docx" in files
+
+
+def test_a_custom_model_described_as_taking_images_gets_them_and_shows_its_context_window(
+    app: App, mock: MockProviderServer
+) -> None:
+    page = app.page
+    page.locator("#open-settings").click()
+    page.locator("[role=tab]", has_text="Custom providers").click()
+    page.locator("#add-provider").click()
+    page.locator("#provider-kind").select_option("openai-compatible")
+    page.locator("#provider-name").fill("Gateway")
+    page.locator("#provider-url").fill(f"{mock.url}/v1")
+    page.locator("#provider-models").fill("gw-vision")
+    page.locator("#provider-models").dispatch_event("change")
+    box = page.locator("details.model-details")
+    box.locator("summary").click()
+    detail = box.locator("fieldset", has_text="gw-vision")
+    detail.get_by_label("Takes images").check()
+    window = detail.get_by_label("Context window (tokens)")
+    window.fill("64000")
+    window.dispatch_event("change")
+    page.get_by_role("button", name="Save provider").click()
+    # The mock server lists no models: saved with the one typed, and said so.
+    page.get_by_role("button", name="Back to the list").click()
+    page.locator(".provider-card", has_text="Gateway").wait_for()
+    page.keyboard.press("Escape")
+    page.locator("dialog[open]").wait_for(state="detached")
+    app.py("save_key", provider="Gateway", key="sk-mock-gateway-key-0003", remember=True)
+
+    app.new_chat()
+    page.locator("#model-button").click()
+    page.locator("#model-search").fill("gw-vision")
+    row = page.locator(".model-row", has_text="gw-vision")
+    row.wait_for()
+    assert "64K context" in row.inner_text()
+    page.wait_for_timeout(150)  # the search is debounced
+    page.locator("#model-search").press("Enter")
+    page.locator("#model-button", has_text="gw-vision").wait_for()
+    mock.reset()
+    png = image_bytes("PNG", color=(10, 120, 200))
+    attach_by_picker(app, [("gateway.png", png, "image/png")])
+    wait_ready(app, 1)
+    assert "can't see images" not in (page.locator("#attach-notice").text_content() or "")
+    send(app, "What is in it?")
+    content = [m for m in mock.requests[0]["body"]["messages"] if m["role"] == "user"][-1]["content"]
+    images = [b for b in content if b["type"] == "image_url"]
+    assert [b["image_url"]["url"] for b in images] == [f"data:image/png;base64,{base64.b64encode(png).decode()}"]
+    app.py("delete_custom_provider", name="Gateway")
+
+
+def hyphenated_pdf_bytes() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    for line in ("The robot arm's manip-", "ulation of small parts is a well-known", "Problem-solving task."):
+        pdf.cell(text=line, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def test_a_word_hyphenated_across_a_pdf_line_end_is_one_word_and_real_hyphens_stay(
+    app: App, mock: MockProviderServer
+) -> None:
+    start(app, mock, "mock vision", "Mock Vision")
+    attach_by_picker(app, [("manual.pdf", hyphenated_pdf_bytes(), "application/pdf")])
+    wait_ready(app, 1)
+    send(app, "Read this")
+    blocks = user_blocks(mock.requests[0])
+    text = next(b["text"] for b in blocks if b["type"] == "text" and "manual.pdf" in b["text"])
+    assert "The robot arm's manipulation of small parts is a well-known\nProblem-solving task." in text, text

@@ -26,7 +26,7 @@ def wait_for(page: Any, predicate: Callable[[], bool], timeout: float = 60.0) ->
 
 def previewed_svg(page: Any) -> str:
     for frame in page.frames:
-        if not frame.url.endswith("/sandbox/preview.html"):
+        if not frame.url.endswith("/files/preview.html"):
             continue
         try:
             html = str(frame.evaluate("() => document.querySelector('iframe')?.srcdoc ?? ''"))
@@ -52,7 +52,19 @@ def test_the_demo_runs_the_real_tools_offline_from_the_welcome_suggestion(browse
         assert cards.count() == 4
         titles = [str(t) for t in cards.locator(":scope > summary .tool-title").all_inner_texts()]
         assert [c.get_attribute("data-status") for c in cards.all()] == ["done"] * 4, titles
+        # Each card says its state in visible text, the same word its accessible name has, and shows
+        # the first lines of what it gave without being opened.
+        for card in cards.all():
+            head = card.locator(":scope > summary")
+            assert head.locator(".tool-state").inner_text() == "done"
+            assert "done" in page.evaluate("(el) => el.textContent", head.element_handle())
+            if card.get_attribute("open") is None:
+                assert head.locator(".tool-preview").inner_text().strip(), titles
         write, python, javascript, subagent = cards.all()
+        assert python.get_attribute("open") is None  # closed, yet the start of what it printed shows
+        printed = [line for line in (python.locator(".pa-output").text_content() or "").splitlines() if line.strip()]
+        preview = python.locator(":scope > summary .tool-preview").inner_text()
+        assert len(printed) > 2 and printed[0].strip() in preview and printed[2].strip() not in preview, preview
         assert "data/sales.csv" in (write.text_content() or "")
         python_output = python.locator(".pa-output").text_content() or ""
         assert "North       404    3763.00" in python_output

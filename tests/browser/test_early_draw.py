@@ -155,7 +155,7 @@ def test_the_early_drawing_renders_a_little_markdown_and_no_markup_from_messages
 def test_python_starts_once_the_early_drawing_is_painted_without_waiting_for_the_app(
     context: Any, base_url: str
 ) -> None:
-    """Python's start waits for the first screen (web/boot.js), which web/early.js draws: not for
+    """Python's start waits for the first screen (web/boot/boot.js), which web/boot/early.js draws: not for
     web/app.js to draw it again with its own views (here app.js never arrives)."""
     page = context.new_page()
     held = HeldPackages(page)
@@ -169,12 +169,12 @@ def test_python_starts_once_the_early_drawing_is_painted_without_waiting_for_the
     )
     held.release()
     assert marks["first screen"] >= marks["drawn"]
-    # Not the wait's limit (300 ms, web/boot.js FIRST_SCREEN_MS): the drawing's next frame.
+    # Not the wait's limit (300 ms, web/boot/boot.js FIRST_SCREEN_MS): the drawing's next frame.
     assert marks["first screen"] - max(marks["waiting for the first screen"], marks["drawn"]) < 250, marks
     page.close()
 
 
-# What web/early-start.js read for the first screen as the page started (it hands it to web/early.js,
+# What web/boot/early-start.js read for the first screen as the page started (it hands it to web/boot/early.js,
 # which takes it off the window).
 RECORD_READ_AHEAD = """
 Object.defineProperty(window, "pyAgentEarlyRecords", {
@@ -189,7 +189,7 @@ def test_a_visit_served_by_the_service_worker_draws_what_was_read_as_the_page_st
     browser: Any, base_url: str
 ) -> None:
     """A later visit, served by the service worker as a user's is: the records are read by the
-    page's first script (web/early-start.js, before the modules), and drawn before Python."""
+    page's first script (web/boot/early-start.js, before the modules), and drawn before Python."""
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     context.add_init_script(RECORD_EARLY + RECORD_READ_AHEAD)
     try:
@@ -219,7 +219,7 @@ def test_a_visit_served_by_the_service_worker_draws_what_was_read_as_the_page_st
             entries: read.session.entries.length, entryCount: read.session.record.meta.entryCount,
           };
         }""")
-        assert read is not None, "web/early-start.js read nothing"
+        assert read is not None, "web/boot/early-start.js read nothing"
         assert read["sessions"] == read["count"] == 1 and read["id"] == session_id
         assert read["entries"] == read["entryCount"] >= 2
         page.locator("html[data-app='ready']").wait_for(state="attached", timeout=READY_TIMEOUT_MS)

@@ -443,17 +443,22 @@ def test_an_app_script_of_the_wrong_type_is_named(
 def test_a_start_up_script_the_browser_refused_is_named(
     injected: str, faulty_host: Callable[[dict[str, str]], str], browser: Any
 ) -> None:
-    # boot.js itself: none of the page's modules can run, so web/boot-watchdog.js (a classic script) explains it.
-    base = faulty_host({"boot.js": injected})
+    # boot.js itself: none of the page's modules can run, so web/boot/boot-watchdog.js (a classic script) explains it.
+    base = faulty_host({"boot/boot.js": injected})
     page = browser.new_page()
     try:
         page.goto(base + "/")
         page.locator("html[data-state='error']").wait_for(state="attached", timeout=60_000)
         message = page.locator("#boot-error").inner_text()
         words = {
-            "wrong-type": ["boot.js", "application/octet-stream", "text/javascript", "AddType text/javascript .js"],
-            "missing": ["boot.js", "404"],
-            "html-fallback": ["boot.js", "text/html", "fallback"],
+            "wrong-type": [
+                "boot/boot.js",
+                "application/octet-stream",
+                "text/javascript",
+                "AddType text/javascript .js",
+            ],
+            "missing": ["boot/boot.js", "404"],
+            "html-fallback": ["boot/boot.js", "text/html", "fallback"],
         }[injected]
         for word in words:
             assert word in message, f"{word!r} not in the error shown:\n{message}"

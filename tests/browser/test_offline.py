@@ -1,7 +1,7 @@
 """The site after its first visit: offline use (service worker), a new build picked up at the next
 visit, and the memory snapshots: the one shipped with the site (built by scripts/snapshot.mjs), which
 a first visit restores, and the one a visit makes for the next when the shipped one did not restore
-(web/sw.js, web/fastboot.js, web/snapshot.js).
+(web/sw.js, web/boot/site-cache.js, web/boot/snapshot.js).
 
 Each test serves its own copy of the site, so that it can change the files or stop the server.
 "Offline" is both Playwright's offline mode and the site's server shut down.
@@ -297,7 +297,7 @@ def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None
         page.context.close()
 
 
-# Changes the kept memory snapshot (web/snapshot.js) in the page's cache: "damaged" flips a byte of
+# Changes the kept memory snapshot (web/boot/snapshot.js) in the page's cache: "damaged" flips a byte of
 # its body, "build" makes its record another build's, "table" records another function table.
 TAMPER_SNAPSHOT = """async (kind) => {
   const names = (await caches.keys()).filter((k) => k.startsWith("py-agent-site-"));
@@ -348,7 +348,7 @@ def test_a_snapshot_that_does_not_match_means_a_normal_start(browser: Any, site:
         page.context.close()
 
 
-# Replaces the service worker's copy of web/read-ahead.js with a script that fails as it starts.
+# Replaces the service worker's copy of web/boot/read-ahead.js with a script that fails as it starts.
 BREAK_READ_AHEAD = """async () => {
   for (const name of (await caches.keys()).filter((k) => k.startsWith("py-agent-site-"))) {
     const cache = await caches.open(name);
@@ -375,7 +375,7 @@ json.dumps(_tree)`)"""
 
 
 def bundle_files(folder: Path) -> dict[str, bytes]:
-    """The files in the site's site-packages.bin (web/unpack.js reads the same format)."""
+    """The files in the site's site-packages.bin (web/boot/unpack.js reads the same format)."""
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     raw = gzip.decompress((folder / manifest["site_packages"]["file"]).read_bytes())
     head, listing, body = raw.split(b"\n", 2)
@@ -388,7 +388,7 @@ def bundle_files(folder: Path) -> dict[str, bytes]:
 
 
 def test_a_later_visit_reads_the_snapshot_and_the_packages_in_a_worker(browser: Any, site: Site) -> None:
-    """A later visit reads the kept snapshot and site-packages.bin in a worker (web/read-ahead.js),
+    """A later visit reads the kept snapshot and site-packages.bin in a worker (web/boot/read-ahead.js),
     restores from them and writes every file of the packages as they are; with that worker broken,
     the page reads them itself and works the same."""
     app = open_app(browser, site.base)
@@ -425,10 +425,10 @@ _before = _name in sys.modules
         page.context.close()
 
 
-# The files web/fastboot.js's memfsWriter writes and those FS.writeFile and FS.mkdirTree write (what
+# The files web/boot/install.js's memfsWriter writes and those FS.writeFile and FS.mkdirTree write (what
 # Pyodide's own install does) for the same paths, read back by Python: the same tree.
 WRITERS = """async () => {
-  const { memfsWriter } = await import(new URL("fastboot.js", document.baseURI).href);
+  const { memfsWriter } = await import(new URL("boot/install.js", document.baseURI).href);
   const { FS } = window.pyAgent.pyodide;
   const files = [
     ["a.py", new TextEncoder().encode("A = 1\\n")],

@@ -191,3 +191,95 @@ def test_the_app_can_be_installed_and_kept_offline(browser: Any, base_url: str) 
             )
     finally:
         page.context.close()
+
+
+# What a page measures as its widest: the document's and the body's scroll widths, and each
+# element's right edge (one sticking out of a box that clips it, or out on the left, makes no pan).
+WIDEST = """() => {
+  const widths = [document.documentElement.scrollWidth, document.body.scrollWidth];
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || getComputedStyle(el).visibility === "hidden") continue;
+    let clipped = false;
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o !== "visible") { clipped = true; break; }
+    }
+    if (!clipped && r.right > innerWidth + 1) out.push(`${el.tagName}.${el.className} ${Math.round(r.left)}-${Math.round(r.right)}`);
+  }
+  return { width: Math.max(...widths), outside: out.slice(0, 8) };
+}"""
+
+
+def assert_fits(page: Any, width: int, state: str) -> None:
+    """Nothing is wider than the device: an emulated phone widens its layout viewport to fit the
+    content, so ``innerWidth`` is checked against the device's width too."""
+    widest = page.evaluate(WIDEST)
+    assert page.evaluate("() => innerWidth") == width, state
+    assert widest["width"] <= width and widest["outside"] == [], (state, widest)
+
+
+@pytest.mark.parametrize("width", [390, 320])
+def test_the_demo_tour_on_a_phone_runs_every_step_and_the_files_sheet_waits_to_be_asked(
+    browser: Any, base_url: str, width: int
+) -> None:
+    viewport = {"width": width, "height": 844 if width == 390 else 640}
+    app = open_app(browser, base_url, viewport=viewport, is_mobile=True, has_touch=True, device_scale_factor=3)
+    page = app.page
+    try:
+        page.get_by_role("button", name="Watch the agent work (files, Python, JavaScript, subagents)").tap()
+        page.locator("#transcript .msg.assistant", has_text="no request left it").wait_for(timeout=180_000)
+        app.wait_idle(timeout=60_000)
+        cards = page.locator("#transcript .msg.assistant > .blocks > details.tool")
+        assert cards.locator(":scope > summary .tool-title").all_inner_texts() == [
+            "write",
+            "Python",
+            "JavaScript",
+            "subagent",
+        ]
+        # The chart was written, and the sheet that would cover the chat is offered, not opened.
+        assert page.locator("#side-panel").is_hidden()
+        offer = page.locator("#toasts .toast", has_text="chart.svg is ready in Files.")
+        offer.wait_for()
+        assert_fits(page, width, "the tour's reply")
+        offer.get_by_role("button", name="Show").tap()
+        page.locator("#side-panel").wait_for(state="visible")
+        assert_fits(page, width, "the Files sheet")
+        page.locator("#side-panel-close").tap()
+        page.locator("#side-panel").wait_for(state="hidden")
+        # Every dialog and Settings tab, from the same conversation.
+        page.locator("#model-button").tap()
+        page.locator("#model-search").wait_for()
+        assert_fits(page, width, "the model picker")
+        page.keyboard.press("Escape")
+        page.locator("dialog[open]").wait_for(state="detached")
+        open_sidebar_if_phone(app)
+        assert_fits(page, width, "the sessions drawer")
+        page.locator("#open-settings").tap()
+        tabs = page.locator("dialog[open] [role=tab]")
+        for i in range(tabs.count()):
+            tabs.nth(i).tap()
+            page.wait_for_timeout(200)
+            assert_fits(page, width, f"Settings > {tabs.nth(i).inner_text()}")
+        page.keyboard.press("Escape")
+        page.locator("dialog[open]").wait_for(state="detached")
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
+
+
+def test_closing_settings_on_a_phone_returns_to_the_chat(browser: Any, base_url: str) -> None:
+    app = open_app(browser, base_url, viewport=PHONE, is_mobile=True, has_touch=True)
+    page = app.page
+    try:
+        open_sidebar_if_phone(app)
+        page.locator("#open-settings").click()
+        page.locator("dialog[open]").wait_for()
+        page.locator("dialog[open]").get_by_role("button", name="Close", exact=True).click()
+        page.locator("dialog[open]").wait_for(state="detached")
+        page.locator("#sidebar").wait_for(state="hidden")
+        assert page.evaluate("() => document.activeElement?.id") == "input"
+        assert page.locator("#input").is_visible()
+    finally:
+        page.context.close()

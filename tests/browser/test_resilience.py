@@ -406,7 +406,7 @@ def test_damaged_records_are_skipped_with_a_warning(app: GuardedApp) -> None:
 
 
 # Each earlier schema version, frozen as it was released: the stores it had and records in its
-# format. A new version of web/idb.js's UPGRADES must add its predecessor here.
+# format. A new version of web/boot/idb.js's UPGRADES must add its predecessor here.
 SCHEMA_FIXTURES = {
     1: """async () => {
       const db = await new Promise((ok, no) => {
@@ -449,7 +449,7 @@ def test_data_of_every_earlier_schema_version_opens(browser: Any, base_url: str)
     probe = browser.new_context()
     page = probe.new_page()
     page.goto(base_url + "/README.md")
-    version = page.evaluate("() => import('./idb.js').then((m) => m.SCHEMA_VERSION)")
+    version = page.evaluate("() => import('./boot/idb.js').then((m) => m.SCHEMA_VERSION)")
     probe.close()
     assert set(SCHEMA_FIXTURES) == set(range(1, version + 1)), "add a fixture for each released schema version"
     for fixture_version, fixture in SCHEMA_FIXTURES.items():

@@ -43,7 +43,7 @@ def shown_report(page: Any) -> str:
         try:
             if frame.url == "about:srcdoc":
                 text = str(frame.evaluate("() => document.body.innerText"))
-            elif frame.url.endswith("/sandbox/preview.html"):
+            elif frame.url.endswith("/files/preview.html"):
                 text = str(frame.evaluate("() => document.querySelector('iframe')?.srcdoc ?? ''"))
             else:
                 continue

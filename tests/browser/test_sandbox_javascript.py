@@ -209,7 +209,7 @@ def test_messages_are_checked_for_sender_and_token(sandbox: SandboxPage) -> None
         # sandbox frame with code of its own.
         page.evaluate(
             """async ([messages, token]) => {
-                const { sandboxedPreviewFrame } = await import("./sandbox/preview.js");
+                const { sandboxedPreviewFrame } = await import("./files/preview.js");
                 const html = `<script>for (const m of ${JSON.stringify(messages)}) top.postMessage(m, "*");
                   for (let i = 0; i < top.frames.length; i++) {
                     try { top.frames[i].postMessage({ kind: "py-agent-sandbox-init", token: "${token}",

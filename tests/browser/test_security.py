@@ -298,7 +298,7 @@ def test_hostile_titles_names_providers_and_urls(app: GuardedApp, mock: MockProv
     app.add_provider(hostile_provider, mock, [{"id": SHORT[2], "name": SHORT[1]}])
     page.locator("#model-button").click()
     page.locator("#model-search").fill("evil")
-    page.wait_for_timeout(300)
+    page.locator("#model-list[data-query='evil']").wait_for()  # the search is debounced
     page.keyboard.press("Enter")
     page.locator("#model-button", has_text="<svg").wait_for()
     app.type_and_enter("needs a key")
@@ -474,7 +474,7 @@ def test_the_page_declares_the_required_policy(app_site: Path) -> None:
 
 
 def test_no_inline_script_or_third_party_origin_anywhere_in_the_site(app_site: Path) -> None:
-    sandbox_frames = {"sandbox/frame.html", "sandbox/frame-net.html", "sandbox/preview.html"}
+    sandbox_frames = {"sandbox/frame.html", "sandbox/frame-net.html", "files/preview.html"}
     for path in sorted(app_site.rglob("*.html")):
         rel = path.relative_to(app_site).as_posix()
         if rel.startswith("pyodide/"):
@@ -542,9 +542,10 @@ def test_another_site_cannot_use_the_sandbox_frames(browser: Any, app: GuardedAp
     html = f"""<!doctype html><meta charset=utf-8><body>
 <script>
 window.results = [];
-for (const name of ["frame.html", "frame-net.html", "preview.html"]) {{
+for (const path of ["sandbox/frame.html", "sandbox/frame-net.html", "files/preview.html"]) {{
+  const name = path.split("/").pop();
   const f = document.createElement("iframe");
-  f.src = {json.dumps(app.base)} + "/sandbox/" + name;
+  f.src = {json.dumps(app.base)} + "/" + path;
   f.onload = () => {{
     const ch = new MessageChannel();
     ch.port1.onmessage = (e) => window.results.push(name + ": " + e.data);

@@ -1,5 +1,5 @@
 """The transcript as a window over a long session (web/ui/chat.js), and the session's last messages
-drawn by the page from IndexedDB before Python has loaded it (web/idb.js, recentMessages)."""
+drawn by the page from IndexedDB before Python has loaded it (web/boot/idb.js, recentMessages)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_the_page_reads_the_last_messages_of_the_current_branch(app: App, sessio
     assert app.page.evaluate("() => window.pyAgentApp.db.recentMessages('no-such-session', 80)") is None
 
 
-# The session's record and its last entries, read as web/early-start.js reads them for the first
+# The session's record and its last entries, read as web/boot/early-start.js reads them for the first
 # screen: beside the record, its last `back` entries newest first (getAllRecords, where the browser
 # has it), or after it, from where the record's count says they start; then recentMessages from
 # them and as it reads by itself.
@@ -105,7 +105,7 @@ FROM_RECORDS = """async ([id, back, newestFirst]) => {
 def test_the_last_messages_read_from_records_read_ahead_are_the_same(
     app: App, session_id: str, back: int, newest_first: bool
 ) -> None:
-    """From the records web/early-start.js reads as the page starts (its last 200 entries), or from
+    """From the records web/boot/early-start.js reads as the page starts (its last 200 entries), or from
     fewer than the 80 messages need (it reads on from there)."""
     result = app.page.evaluate(FROM_RECORDS, [session_id, back, newest_first])
     assert result["prefetched"] == result["read"]

@@ -618,23 +618,27 @@ def test_every_control_has_an_accessible_name(app: App) -> None:
 
 def test_model_picker_works_from_the_keyboard(app: App) -> None:
     page = app.page
+
+    def shown(query: str) -> None:  # the list shows that query's results (the search is debounced)
+        page.locator("#model-list").and_(page.locator(f"[data-query={json.dumps(query)}]")).wait_for()
+
     page.locator("#input").focus()
     page.keyboard.press("Control+k")
     search = page.locator("#model-search")
     search.wait_for()
     assert search.evaluate("el => el === document.activeElement")
     search.type("CLSN45")
-    page.wait_for_timeout(200)
+    shown("CLSN45")
     ids = page.locator(".model-row").evaluate_all("els => els.slice(0, 10).map(e => e.dataset.id)")
     assert any(i.startswith("claude-sonnet-4-5") for i in ids), ids
     search.fill("claude")
-    page.wait_for_timeout(200)
+    shown("claude")
     lower = page.locator(".model-row").evaluate_all("els => els.map(e => e.dataset.id)")
     search.fill("Claude")
-    page.wait_for_timeout(200)
+    shown("Claude")
     assert page.locator(".model-row").evaluate_all("els => els.map(e => e.dataset.id)") == lower
     search.fill("gpt-5-mini")
-    page.wait_for_timeout(200)
+    shown("gpt-5-mini")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
@@ -656,9 +660,11 @@ def test_back_and_forward_move_between_sessions(app: App) -> None:
     page.locator("#session-title", has_text=first["title"]).wait_for()
     page.go_back()
     page.locator("#session-title", has_text=second["title"]).wait_for()
+    app.switched()
     assert app.current_session_id() == second["id"]
     page.go_forward()
     page.locator("#session-title", has_text=first["title"]).wait_for()
+    app.switched()
     assert app.current_session_id() == first["id"]
 
 
@@ -700,6 +706,29 @@ def test_custom_provider_form_explains_cors_failures(app: App) -> None:
     error.wait_for(timeout=30_000)
     assert "OLLAMA_ORIGINS" in error.inner_text()
     app.py("delete_custom_provider", name="Dead Ollama")
+
+
+def test_custom_providers_are_welcome_cards_and_the_welcome_is_the_same_every_time(app: App) -> None:
+    page = app.page
+    app.py(
+        "save_custom_provider",
+        provider={
+            "name": "Desk LM Studio",
+            "kind": "lmstudio",
+            "baseUrl": "http://127.0.0.1:9",
+            "models": ["qwen3-8b", "gemma-3-4b"],
+        },
+        discover=False,
+    )
+    app.new_chat()
+    assert page.locator("#welcome-title").inner_text() == "Chat with any model, from this page"
+    card = page.locator("#provider-cards button", has_text="Desk LM Studio")
+    card.wait_for()
+    assert "2 models · local" in card.inner_text() and "No key needed" in card.inner_text()
+    card.click()
+    page.locator("#model-button", has_text="qwen3-8b").wait_for()
+    app.py("delete_custom_provider", name="Desk LM Studio")
+    card.wait_for(state="detached")
 
 
 def test_phone_sized_screen(browser: Any, base_url: str) -> None:

@@ -1,4 +1,4 @@
-"""The Files panel as a place the user fills (web/sandbox/preview.js, py_agent/browser/workspace.py):
+"""The Files panel as a place the user fills (web/files/preview.js, py_agent/browser/workspace.py):
 upload a folder (picker) and files (picker, and files and a folder dropped onto the panel), new file
 (edited in place), rename, delete, download one and all; a file over the limit is refused with a clear message while the rest
 is added; everything is back after a reload. The chat keeps its room beside the panel, and on a

@@ -57,6 +57,11 @@ class App:
         self.page.locator("#new-chat").click()
         self.page.locator("#session-title", has_text="New chat").wait_for()
         self.page.locator("#transcript .msg").first.wait_for(state="detached")
+        self.switched()
+
+    def switched(self) -> None:
+        """Wait until no switch of session is under way (the heading names its target before)."""
+        self.page.locator("html:not([data-switching])").wait_for(state="attached")
 
     def choose_model(self, query: str, expected_label: str) -> None:
         page = self.page
@@ -121,9 +126,14 @@ def open_app(
     viewport: dict[str, int] | None = None,
     query: str = "?demo-tps=0",
     timezone_id: str | None = None,
+    **context_options: Any,
 ) -> App:
+    """``context_options`` go to Playwright's new_context (e.g. ``is_mobile``, ``has_touch``)."""
     context = browser.new_context(
-        viewport=viewport or {"width": 1280, "height": 860}, accept_downloads=True, timezone_id=timezone_id
+        viewport=viewport or {"width": 1280, "height": 860},
+        accept_downloads=True,
+        timezone_id=timezone_id,
+        **context_options,
     )
     page = context.new_page()
     app = App(page, base)

@@ -1,7 +1,7 @@
 """Hostile nesting in JSON that comes from the network (streamed tool arguments, SSE data, error
 bodies) is refused before it is parsed.
 
-Also run inside Pyodide (tests/test_pyodide_core.py runs every tests/core module there): a few
+Also run inside Pyodide (tests/pyodide/test_suites.py runs every tests/core module there): a few
 thousand levels exhaust the WebAssembly stack inside ``json.loads`` and kill the page's
 interpreter with a fatal error, so a model that streams ``[[[[...`` as tool arguments would take
 the whole app down. Found by the page's hostile-content tests (tests/browser/test_security.py).

@@ -92,6 +92,7 @@ class Chat:
         self.driver.click("#new-chat")
         self.driver.wait("#session-title", "New chat")
         self.driver.wait_until(lambda: self.driver.count("#transcript .msg") == 0, "an empty transcript")
+        self.driver.wait_until(lambda: self.driver.count("html[data-switching]") == 0, "the new chat open")
 
     def choose_model(self, query: str, label: str) -> None:
         d = self.driver

@@ -2,7 +2,9 @@
 WebKitGTK: boot from a sub-path, the offline demo, the key dialog and a streamed reply from the
 mock provider, a reload that keeps the session, stop mid-reply, the `javascript` and `python`
 tools in their sandboxes (with an escape attempt each), an attachment read in the page's document
-worker and sent to the model, export and import, and the service worker's offline reload.
+worker and sent to the model, a send past the context threshold that compacts first, a DOCX zip
+bomb refused with its limit on the chip (the page lives on), export and import, and the service
+worker's offline reload.
 
 One page per engine, booted once; the tests run in order through it, as a user would.
 """
@@ -17,6 +19,9 @@ import pytest
 from engine_chat import SUB_PATH, Chat, Site
 from engine_drivers import Driver
 
+from py_agent.ai.types import AssistantMessage, TextContent, Usage, UserMessage
+from py_agent.session import Session, export_jsonl
+from py_agent.testing.hostile_files import zip_bomb
 from py_agent.testing.mcp_server import McpTestServer
 from py_agent.testing.mock_server import MockProviderServer
 
@@ -198,6 +203,67 @@ def test_an_attached_file_reaches_the_model(chat: Chat, mock: MockProviderServer
     sent = json.dumps(mock.requests[-1]["body"])
     assert '<file name=\\"uploads/prices.csv\\">' in sent
     assert "apple,3" in sent and "pear,4" in sent
+
+
+def long_session_jsonl() -> str:
+    """Three turns of 12,000 tokens each (pi's estimate) with the mock's small-window model, whose
+    last reply reports 30,000 input tokens: past the threshold (40,000 - 16,384 reserved)."""
+    session = Session.create()
+    for n, word in enumerate(("FIRST", "SECOND", "THIRD")):
+        session.append_message(UserMessage(content=f"{word} " + "x" * 48_000))
+        usage = Usage(input=(12_100, 20_000, 30_000)[n], output=5)
+        text = [TextContent(text=f"reply {n + 1}")]
+        session.append_message(
+            AssistantMessage(content=text, api="anthropic-messages", provider="Mock", model="small", usage=usage)
+        )
+    return export_jsonl(session)
+
+
+def test_a_send_past_the_context_threshold_compacts_first(chat: Chat, mock: MockProviderServer) -> None:
+    d = chat.driver
+    chat.add_provider("Mock", mock, [{"id": "small", "name": "Small window", "contextWindow": 40_000}])
+    chat.py("save_key", provider="Mock", key=KEY, remember=True)
+    imported = chat.py("import_session", text=long_session_jsonl())
+    d.js("location.hash = '#/s/' + encodeURIComponent(args[0]);", imported["sessionId"])
+    d.wait_until(lambda: len(chat.user_texts()) == 3, "the imported session")
+    mock.reset()
+    mock.script([{"text": "## Goal\nSUMMARY-MARK"}, {"text": "fourth answer"}])
+    chat.send("FOURTH question")
+    d.wait("#transcript .msg.assistant", "fourth answer", timeout=90)
+    chat.wait_idle()
+    summary_request, reply_request = (r["body"] for r in mock.requests)
+    assert summary_request["messages"][0]["content"][0]["text"].startswith("<conversation>\n[User]: FIRST ")
+    sent = json.dumps(reply_request["messages"])
+    assert "SUMMARY-MARK" in sent and "FIRST " not in sent and "SECOND " in sent
+    assert d.count("#transcript .msg.compaction") == 1
+    assert chat.user_texts()[0].startswith("FIRST")  # still shown (and kept in the session)
+
+
+def test_a_docx_zip_bomb_gets_its_limit_on_the_chip_and_the_page_lives(chat: Chat, tmp_path: Path) -> None:
+    d = chat.driver
+    bomb = zip_bomb(tmp_path / "bomb.docx", "docx")  # 0.6 MB, a zip64 part inflating to 400 MB
+    chat.new_chat()
+    d.fill("#input", "Keep this text")
+    d.set_files("#attach-input", [str(bomb)])
+    d.wait('#attachments .att-chip[data-status="error"]', "bomb.docx", timeout=90)
+    assert d.text("#attachments .att-error") == (
+        "bomb.docx unpacks to 400 MB; the limit is 20 MB (Settings → Attachments)."
+    )
+    assert d.value("#input") == "Keep this text"
+    python = "return await (await window.pyAgent.ready).pyodide.runPythonAsync('sum(range(10))');"
+    assert d.js(python) == 45  # the page and its Python live on
+    d.click('#attachments .att-chip[data-name="bomb.docx"] .att-remove')
+    assert d.count("#attachments .att-chip") == 0
+    # A good DOCX is unpacked by the page itself (DecompressionStream) within the same limits.
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("The migration plan has three phases.")
+    document.save(str(tmp_path / "plan.docx"))
+    d.set_files("#attach-input", [str(tmp_path / "plan.docx")])
+    d.wait('#attachments .att-chip[data-status="ready"]', "plan.docx", timeout=90)
+    d.click('#attachments .att-chip[data-name="plan.docx"] .att-remove')
+    d.js("document.querySelector('#input').value = '';")
 
 
 def test_export_then_import(chat: Chat, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from py_agent.session import (
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     EntryError,
@@ -14,6 +15,7 @@ from py_agent.session import (
     MessageEntry,
     SessionHeader,
     UnknownEntry,
+    UsageEntry,
     entry_from_json,
     header_from_json,
     json_stringify,
@@ -100,13 +102,40 @@ def test_unknown_types_are_kept_unchanged() -> None:
     for data in [
         {"type": "leaf", **BASE, "targetId": None},
         {"type": "active_tools_change", **BASE, "activeToolNames": ["read"]},
-        {"type": "usage", **BASE, "kind": "cache_warm", "provider": "p", "model": "m", "usage": {}},
-        {"type": "context_edit", **BASE, "targetId": "x", "replacement": None},
     ]:
         entry, problem = entry_from_json(data)
         assert isinstance(entry, UnknownEntry) and problem is None
         assert entry.type == data["type"]
         assert entry.to_json() == data and list(entry.to_json()) == list(data)
+
+
+def test_pi_1x_entries_are_read_in_pi_key_order() -> None:
+    usage = {"type": "usage", **BASE, "kind": "cache_warm", "provider": "p", "model": "m", "usage": {"input": 1}}
+    edit = {"type": "context_edit", **BASE, "targetId": "x", "replacement": None}
+    replace = {**edit, "replacement": {"content": "shorter"}}
+    cases = [(usage, UsageEntry), ({**usage, "note": "n"}, UsageEntry), (edit, ContextEditEntry)]
+    for data, cls in [*cases, (replace, ContextEditEntry)]:
+        entry, problem = entry_from_json(data)
+        assert type(entry) is cls and problem is None
+        assert entry.to_json() == data and list(entry.to_json()) == list(data)
+    assert ContextEditEntry.model_validate(edit, by_alias=True).replacement is None
+    # pi's appendCompaction writes details, usage, fromHook, systemMessage in this order.
+    compaction = {
+        "type": "compaction",
+        **BASE,
+        "summary": "s",
+        "firstKeptEntryId": "x",
+        "tokensBefore": 9,
+        "details": {},
+        "usage": {"input": 1},
+        "fromHook": False,
+        "systemMessage": {"role": "system", "content": "", "timestamp": 1},
+    }
+    entry, _ = entry_from_json(compaction)
+    assert isinstance(entry, CompactionEntry) and entry.system_message == compaction["systemMessage"]
+    assert list(entry.to_json()) == list(compaction)
+    broken, problem = entry_from_json({**edit, "replacement": "text"})
+    assert isinstance(broken, UnknownEntry) and problem and "context_edit" in problem
 
 
 def test_known_type_with_invalid_fields_is_kept_as_unknown_with_a_reason() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from session_helpers import assistant, new_session, read_fixture, tool_result, user
 
+from py_agent.ai.types import UserMessage
 from py_agent.session import (
     PREVIEW_MAX_CHARS,
     MessageEntry,
@@ -17,6 +18,7 @@ from py_agent.session import (
     import_jsonl,
     message_text,
     new_metadata,
+    typed_text,
     update_metadata,
 )
 
@@ -117,6 +119,7 @@ def test_derive_title() -> None:
     assert derive_title("Plan a trip. Then more.") == "Plan a trip."
     assert derive_title("  Why?  Because.") == "Why?"
     assert derive_title(".hidden file question") == ".hidden file question"
+    assert derive_title("Fix the bug in app.py please. Thanks") == "Fix the bug in app.py please."
     assert derive_title("a" * 50) == "a" * 50
     assert derive_title("a" * 51) == "a" * 47 + "..."
     assert derive_title("x" * 60 + ". end") == "x" * 47 + "..."
@@ -147,3 +150,23 @@ def test_appending_the_1000th_message_costs_what_the_10th_does() -> None:
     early = statistics.median(durations[10:110])
     late = statistics.median(durations[1000:1100])
     assert late < early * 3, (early, late)
+
+
+def test_a_title_comes_from_what_was_typed_not_from_an_attachments_wrapper() -> None:
+    doc = {"type": "text", "text": '<file name="uploads/report &quot;q3&quot;.pdf">\nPage one text.\n</file>'}
+    image_note = {"type": "text", "text": '<file name="uploads/chart.png"></file>'}
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    typed = {"role": "user", "content": [{"type": "text", "text": "doc please. And more"}, doc], "timestamp": 1}
+    files_only = {"role": "user", "content": [doc, image_note, image], "timestamp": 2}
+    assert typed_text(typed) == "doc please. And more"
+    assert typed_text(files_only) == 'report "q3".pdf, chart.png'
+    assert typed_text({"role": "user", "content": "plain <file name=x>", "timestamp": 3}) == "plain <file name=x>"
+
+    session = new_session()
+    session.append_message(UserMessage.model_validate(typed))
+    assert session.metadata.title == "doc please."
+    assert "<file" not in session.metadata.preview and "Page one" not in session.metadata.preview
+    other = new_session(session_id="01a229fe-0000-7000-8000-000000000002")
+    other.append_message(UserMessage.model_validate(files_only))
+    assert other.metadata.title == 'report "q3".pdf, chart.png'
+    assert other.metadata == compute_metadata(other.header, other.entries)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from py_agent.tools.workspace import WorkspaceError, normalize_path
+from py_agent.tools.workspace import (
+    MAX_PATH_LENGTH,
+    MAX_SEGMENT_LENGTH,
+    WorkspaceError,
+    normalize_path,
+    safe_path,
+    unique_path,
+)
 
 
 @pytest.mark.parametrize(
@@ -66,3 +73,64 @@ def test_non_strings_are_refused() -> None:
     for value in (None, 3, b"a.txt", ["a"]):
         with pytest.raises(WorkspaceError, match="expected a string"):
             normalize_path(value)
+
+
+# ---- names the user gives (uploads, drops, attachments): kept, made safe, or refused with the reason ----
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("notes.txt", "notes.txt"),
+        ("project/src/main.py", "project/src/main.py"),
+        ("ünïcødé/日本.txt", "ünïcødé/日本.txt"),
+        # Names a disk cannot hold but a drag from another page can carry.
+        ("/workspace/../tmp/absws-x.txt", "tmp/absws-x.txt"),
+        ("....//....//dots-x.txt", "dots-x.txt"),
+        ("../../etc/passwd", "etc/passwd"),
+        ("/etc/passwd", "etc/passwd"),
+        ("C:\\Users\\me\\report.docx", "Users/me/report.docx"),
+        ("dir\\file.txt", "dir/file.txt"),
+        ("a\x1b[31mred.txt", "a_[31mred.txt"),
+        ("tab\there\x00.txt", "tab_here_.txt"),
+        ("~$report.docx", "_~$report.docx"),
+        ("@mention.md", "_@mention.md"),
+        ("c:name.txt", "_c:name.txt"),
+        # Bidi and invisible characters are kept: the page shows them (web/ui/dom.js).
+        ("report\u202etxt.exe", "report\u202etxt.exe"),
+    ],
+)
+def test_safe_paths(given: str, expected: str) -> None:
+    assert safe_path(given) == expected
+    assert normalize_path(safe_path(given)) == expected  # always a path the workspace takes
+
+
+def test_a_long_name_is_cut_in_its_middle_and_keeps_its_extension() -> None:
+    path = safe_path("x" * 1200 + ".txt")
+    assert len(path) == MAX_SEGMENT_LENGTH
+    assert path.endswith("\u2026.txt")
+    assert path.startswith("xxxx")
+    deep = safe_path("/".join(["folder" + "y" * 200] * 8) + "/leaf.md")
+    assert len(deep) <= MAX_PATH_LENGTH
+    assert deep.endswith("/leaf.md")
+
+
+@pytest.mark.parametrize("given", ["..", "....//....", "/", "", "  /  ", "\\\\", "/workspace/"])
+def test_names_with_nothing_left_are_refused_naming_them(given: str) -> None:
+    with pytest.raises(WorkspaceError) as info:
+        safe_path(given)
+    assert repr(given) in str(info.value)
+    assert "no part of its name can be a file name" in str(info.value)
+
+
+def test_unique_paths_number_the_copy_before_the_extension() -> None:
+    taken = {"data/report.pdf", "data/report (2).pdf", ".env", "README"}
+    assert unique_path("data/report.pdf", taken.__contains__) == "data/report (3).pdf"
+    assert unique_path(".env", taken.__contains__) == ".env (2)"
+    assert unique_path("README", taken.__contains__) == "README (2)"
+    assert unique_path("free.txt", taken.__contains__) == "free.txt"
+    long = "z" * MAX_SEGMENT_LENGTH
+    numbered = unique_path(long, {long}.__contains__)
+    assert len(numbered) == MAX_SEGMENT_LENGTH
+    assert numbered.endswith(" (2)")
+    assert normalize_path(numbered) == numbered

@@ -12,7 +12,7 @@ import pytest
 
 from py_agent.ai.types import Model
 from py_agent.app import workspace_tools
-from py_agent.app.plugin import Plugin, ToolHost
+from py_agent.app.plugin_contract import Plugin, ToolHost
 from py_agent.app.workspace_store import (
     SettingsSource,
     WorkspacePlatform,
@@ -53,6 +53,7 @@ def make_host(session_id: str, posted: list[tuple[str, str, Any]], extras: dict[
         custom_entries=lambda _type: [],
         post_to_panel=lambda panel, data: posted.append(("message", panel, data)),
         open_panel=lambda panel: posted.append(("open", panel, None)),
+        suggest_panel=lambda panel, what: posted.append(("suggest", panel, what)),
         extras=dict(extras or {}),
     )
 
@@ -88,7 +89,7 @@ async def test_settings_come_from_the_host_and_can_disable_tools(plugin: Plugin)
     assert "There is NO network access" in off["python"].description
 
 
-async def test_files_written_by_tools_open_the_panel(plugin: Plugin) -> None:
+async def test_files_written_by_tools_are_offered_in_the_panel(plugin: Plugin) -> None:
     posted: list[tuple[str, str, Any]] = []
     host = make_host("plugin-session-3", posted)
     tools = {t.name: t for t in await plugin.tool_factories["workspace"](host)}
@@ -98,9 +99,10 @@ async def test_files_written_by_tools_open_the_panel(plugin: Plugin) -> None:
     await write("1", {"path": "report.html", "content": "<h1>x</h1>"}, None, None)
     await write("2", {"path": "notes.txt", "content": "plain"}, None, None)
     await host.extras["workspace"].write("chart.svg", "<svg/>", source="import")
+    # Offered, not opened: the page opens it where there is room, and asks on a phone.
     assert posted == [
-        ("open", "workspace", None),
         ("message", "workspace", {"sessionId": "plugin-session-3", "select": "report.html"}),
+        ("suggest", "workspace", "report.html"),
     ]
     posted.clear()
     handler = plugin.panel_handlers["workspace"]

@@ -1,19 +1,12 @@
 // Attachments of the message box, on the page's main thread: what a file is, the limits, and the
 // workers that do the work (image-worker.js: decode/scale/encode; extract-worker.js: document
 // text; one of each, started on first use). Nothing heavy runs here: a file goes to a worker as a Blob and comes back as base64 and
-// text. The limits and the message format are described in docs/attachments.md; Python checks
-// them again when the message is built (py_agent/app/attachments.py).
+// text. The limits (limits.js) and the message format are described in docs/attachments.md; Python
+// checks them again when the message is built (py_agent/app/attachments.py).
 
-export const LIMITS = {
-  maxFiles: 10,
-  maxFileMb: 20, // default of Settings → Attachments (setting "attachmentMaxMb")
-  maxChars: 100_000, // document text inlined in the message
-  maxPages: 500, // PDF pages read
-  timeoutMs: 60_000, // give up on one file
-  maxSide: 2000,
-  maxBase64: Math.floor(4.5 * 1024 * 1024),
-  longPaste: 20_000, // pasted text longer than this is offered as a text attachment
-};
+import { LIMITS, currentLimits, mb } from "./limits.js";
+
+export { LIMITS };
 
 const IMAGE_TYPES = {
   png: "image/png",
@@ -77,15 +70,11 @@ export function formatSize(bytes) {
   return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`;
 }
 
-function mb(bytes) {
-  return (bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "");
-}
-
 const FORMAT_LABEL = { pdf: "PDF", docx: "Word", xlsx: "Excel", text: "text" };
 
 /**
  * One warm worker of a kind, doing one job at a time (its library stays loaded between files).
- * A job that outlives the time limit ends the worker; the next job starts a new one.
+ * A job that outlives the time limit, or a large one, ends the worker; the next job starts a new one.
  */
 class WorkerQueue {
   constructor(url) {
@@ -108,6 +97,7 @@ class WorkerQueue {
         clearTimeout(timer);
         worker.removeEventListener("message", onMessage);
         worker.removeEventListener("error", onError);
+        worker.removeEventListener("messageerror", onError);
         resolve(answer);
       };
       const stop = () => {
@@ -115,11 +105,20 @@ class WorkerQueue {
         if (this.worker === worker) this.worker = null;
       };
       // Only the job's answer: pdf.js's worker module, imported into the extraction worker,
-      // announces itself on the same port.
-      const onMessage = (event) => event.data?.id === job.id && done(event.data);
+      // announces itself on the same port. After a large file the worker is ended (`release`):
+      // the memory its libraries held for it goes at once, not at some later collection.
+      const onMessage = (event) => {
+        if (event.data?.id !== job.id) return;
+        if (event.data.release) stop();
+        done(event.data);
+      };
+      // The worker failed outside the job's own error handling (it could not start, an answer
+      // could not be delivered, or it stopped): the file is reported, the worker replaced.
       const onError = (event) => {
+        event.preventDefault?.();
         stop();
-        done({ ok: false, error: `${job.name} couldn't be read: ${event.message || "the worker failed to start"}.` });
+        const why = event.message ? ` (${String(event.message).replace(/^Uncaught\s+/, "")})` : "";
+        done({ ok: false, error: `${job.name} couldn't be read: the reader stopped${why}.` });
       };
       const timer = setTimeout(() => {
         stop();
@@ -127,6 +126,7 @@ class WorkerQueue {
       }, timeoutMs);
       worker.addEventListener("message", onMessage);
       worker.addEventListener("error", onError);
+      worker.addEventListener("messageerror", onError);
       worker.postMessage(job);
     });
   }
@@ -142,7 +142,8 @@ let nextId = 1;
  * `toPayload()` is what the `send` command gets (py_agent/app/attachments.py Attachment).
  */
 export class PendingAttachment {
-  constructor(file, { maxFileMb = LIMITS.maxFileMb } = {}) {
+  constructor(file, limits = currentLimits()) {
+    this.limits = limits;
     this.id = `att${nextId++}`;
     this.file = file;
     this.name = file.name || "file";
@@ -154,8 +155,9 @@ export class PendingAttachment {
     this.error = kind.error ?? null;
     this.thumbUrl = null;
     this.payload = null;
-    if (!this.error && file.size > maxFileMb * 1024 * 1024)
-      this.error = `${this.name} is ${mb(file.size)} MB; the limit is ${maxFileMb} MB.`;
+    this.notice = null; // what was left out (a limit), shown on the chip
+    if (!this.error && file.size > limits.maxFileMb * 1024 * 1024)
+      this.error = `${this.name} is ${mb(file.size)} MB; the limit is ${limits.maxFileMb} MB.`;
     if (this.error) this.status = "error";
     this.done = this.error ? Promise.resolve(this) : this.process();
   }
@@ -166,34 +168,13 @@ export class PendingAttachment {
 
   async process() {
     const tooLong = `Reading ${this.name} took too long.`;
-    let result;
-    if (this.kind === "image") {
-      result = await imageWorker.run(
-        {
-          id: this.id,
-          file: this.file,
-          name: this.name,
-          mimeType: this.mimeType,
-          maxSide: LIMITS.maxSide,
-          maxBase64: LIMITS.maxBase64,
-        },
-        LIMITS.timeoutMs,
-        tooLong,
-      );
-    } else {
-      result = await extractWorker.run(
-        {
-          id: this.id,
-          kind: this.kind,
-          file: this.file,
-          name: this.name,
-          maxChars: LIMITS.maxChars,
-          maxPages: LIMITS.maxPages,
-        },
-        LIMITS.timeoutMs,
-        tooLong,
-      );
-    }
+    const job = { id: this.id, kind: this.kind, file: this.file, name: this.name, limits: this.limits };
+    const worker = this.kind === "image" ? imageWorker : extractWorker;
+    const result = await worker.run(
+      this.kind === "image" ? { ...job, mimeType: this.mimeType } : job,
+      this.limits.timeoutMs,
+      tooLong,
+    );
     if (this.removed) return this;
     if (!result.ok) {
       this.status = "error";
@@ -226,8 +207,10 @@ export class PendingAttachment {
         text: result.text,
         truncated: result.truncated,
         fullText: result.fullText,
+        textIsFile: result.textIsFile,
         pages: result.pages,
       };
+      this.notice = result.notice ?? null;
       this.format = FORMAT_LABEL[this.kind];
       this.chars = (result.fullText ?? result.text).length;
     }

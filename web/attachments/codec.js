@@ -7,9 +7,10 @@ export function base64(bytes) {
   return btoa(out);
 }
 
-export function decodeText(bytes) {
+// `cut`: the bytes are the start of a longer file, so a character split at their end is not an error.
+export function decodeText(bytes, cut = false) {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: cut });
   } catch {
     return new TextDecoder("windows-1252").decode(bytes);
   }

@@ -4,11 +4,19 @@
 // first use. pdf.js runs inside this worker (its worker module is imported here, so it starts no
 // nested worker and evaluates no code from strings).
 //
-// Message in:  { id, kind: "pdf" | "docx" | "xlsx" | "text", file: Blob, name, maxChars, maxPages }
-// Message out: { id, ok: true, text, truncated, fullText?, pages?, bytes (base64 as ASCII bytes) }
-//            | { id, ok: false, error }
+// Nothing here reads more than the limits allow (web/attachments/limits.js): a DOCX or XLSX is
+// unpacked by zip.js within them before its library sees it (as a stored ZIP), a PDF is read up to
+// its page and text limits, a text file only as far as the message takes it.
+//
+// Message in:  { id, kind: "pdf" | "docx" | "xlsx" | "text", file: Blob, name, limits }
+// Message out: { id, ok: true, text, truncated, fullText?, textIsFile?, pages?, notice?, release,
+//                bytes (base64 as ASCII bytes) } | { id, ok: false, error, release: true }
+// (`release`: the file was large, or failed; the page ends this worker to free what the
+// libraries held.)
 
 import { base64Ascii, decodeText } from "./codec.js";
+import { pageText } from "./pdf-text.js";
+import { ZipRefusal, unpackZip } from "./zip.js";
 
 const libs = {};
 
@@ -51,7 +59,24 @@ function reason(error) {
   return String(error?.message || error).replace(/[.\s]+$/, "");
 }
 
-async function extractPdf(bytes, name, maxPages) {
+// A library's own exception (a TypeError deep inside it) says nothing to the user: the file
+// didn't have the shape the library expects.
+function libraryReason(error, what) {
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
+    return `the file is damaged or isn't ${what}`;
+  return reason(error);
+}
+
+async function unpacked(file, name, limits) {
+  try {
+    return await unpackZip(file, name, limits);
+  } catch (error) {
+    if (error instanceof ZipRefusal) throw new Failure(error.message);
+    throw error;
+  }
+}
+
+async function extractPdf(bytes, name, { maxPages, maxTextChars }) {
   const pdf = await pdfjs();
   let doc;
   // verbosity 0: errors only (not the "fake worker" notice: running in this worker is the point).
@@ -64,70 +89,93 @@ async function extractPdf(bytes, name, maxPages) {
   }
   const pages = [];
   let chars = 0;
-  const count = Math.min(doc.numPages, maxPages);
+  let count = Math.min(doc.numPages, maxPages);
   for (let n = 1; n <= count; n++) {
     const page = await doc.getPage(n);
     const content = await page.getTextContent();
-    let text = "";
-    for (const item of content.items) {
-      if (typeof item.str !== "string") continue;
-      text += item.str;
-      if (item.hasEOL) text += "\n";
-      else if (item.str && !item.str.endsWith(" ")) text += " ";
-    }
-    text = text.replace(/[ \t]+\n/g, "\n").trim();
+    const text = pageText(content.items);
     chars += text.length;
     pages.push(`<page number="${n}">\n${text}\n</page>`);
     page.cleanup();
+    if (chars >= maxTextChars) count = n; // the text limit: no further page is read
   }
   const numPages = doc.numPages;
   await task.destroy();
   if (chars === 0) throw new Failure(`${name} has no text layer (scanned?).`);
-  const note = numPages > count ? `\n(only the first ${count} of ${numPages} pages were read)` : "";
-  return { text: pages.join("\n") + note, pages: numPages, pagesCut: numPages > count };
+  if (numPages <= count) return { text: pages.join("\n"), pages: numPages };
+  const limit =
+    count === maxPages
+      ? `the limit is ${maxPages} pages`
+      : `the limit is ${maxTextChars.toLocaleString("en")} characters of text`;
+  const kept = `first ${count.toLocaleString("en")} of ${numPages.toLocaleString("en")} pages read`;
+  return {
+    text: `${pages.join("\n")}\n(only the first ${count} of ${numPages} pages were read: ${limit})`,
+    pages: numPages,
+    notice: `${kept} (${limit})`,
+  };
 }
 
-async function extractDocx(bytes, name) {
+async function extractDocx(file, name, limits) {
+  const stored = await unpacked(file, name, limits);
   const lib = await mammoth();
   try {
-    const result = await lib.extractRawText({
-      arrayBuffer: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
-    });
-    return { text: result.value.replace(/\n{3,}/g, "\n\n").trim() };
+    const result = await lib.extractRawText({ arrayBuffer: await stored.arrayBuffer() });
+    return { text: result.value.replace(/\n{3,}/g, "\n\n").trim(), unpacked: stored.size };
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Word: ${reason(error)}.`);
+    throw new Failure(`${name} couldn't be read as Word: ${libraryReason(error, "a Word document")}.`);
   }
 }
 
-async function extractXlsx(file, name) {
+async function extractXlsx(file, name, limits) {
+  const stored = await unpacked(file, name, limits);
   const read = await readXlsx();
   let sheets;
   try {
-    sheets = await read(file);
+    sheets = await read(stored);
   } catch (error) {
-    throw new Failure(`${name} couldn't be read as Excel: ${reason(error)}.`);
+    throw new Failure(`${name} couldn't be read as Excel: ${libraryReason(error, "an Excel workbook")}.`);
   }
   const parts = sheets.map(({ sheet, data }) => {
     const rows = (data ?? []).map((row) => row.map(csvCell).join(",")).join("\n");
     return `<sheet name="${xmlAttr(sheet)}">\n${rows}\n</sheet>`;
   });
-  return { text: parts.join("\n") };
+  return { text: parts.join("\n"), unpacked: stored.size };
 }
 
-async function extract({ kind, file, name, maxChars, maxPages }) {
+// A text file: only its start is decoded (at most 4 bytes a character), never the whole file;
+// the file itself, in uploads/, is its full text.
+async function extractText(file, maxChars) {
+  const head = new Uint8Array(await file.slice(0, maxChars * 4).arrayBuffer());
+  const text = decodeText(head, head.length < file.size);
+  const truncated = text.length > maxChars || head.length < file.size;
+  return { text: text.slice(0, maxChars), truncated, textIsFile: truncated };
+}
+
+async function extract({ kind, file, name, limits }) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   let result;
-  if (kind === "pdf") result = await extractPdf(bytes.slice(), name, maxPages);
-  else if (kind === "docx") result = await extractDocx(bytes, name);
-  else if (kind === "xlsx") result = await extractXlsx(file, name);
-  else result = { text: decodeText(bytes) };
-  const full = result.text;
-  const truncated = full.length > maxChars;
+  if (kind === "pdf") result = await extractPdf(bytes.slice(), name, limits);
+  else if (kind === "docx") result = await extractDocx(file, name, limits);
+  else if (kind === "xlsx") result = await extractXlsx(file, name, limits);
+  else {
+    const release = file.size > limits.releaseMb * 1024 * 1024;
+    return { ...(await extractText(file, limits.maxChars)), release, bytes: base64Ascii(bytes) };
+  }
+  // Text past the text limit is left out (a spreadsheet or document can hold far more than a message).
+  const cut = result.text.length > limits.maxTextChars;
+  const full = cut ? result.text.slice(0, limits.maxTextChars) : result.text;
+  const truncated = full.length > limits.maxChars;
   return {
-    text: truncated ? full.slice(0, maxChars) : full,
+    text: truncated ? full.slice(0, limits.maxChars) : full,
     truncated,
     fullText: truncated ? full : undefined,
     pages: result.pages,
+    release: Math.max(file.size, result.unpacked ?? 0) > limits.releaseMb * 1024 * 1024,
+    notice:
+      result.notice ??
+      (cut
+        ? `first ${limits.maxTextChars.toLocaleString("en")} characters read (the limit of text per file)`
+        : undefined),
     bytes: base64Ascii(bytes),
   };
 }
@@ -139,6 +187,7 @@ self.addEventListener("message", async (event) => {
     self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
     const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${reason(error)}.`;
-    self.postMessage({ id: job.id, ok: false, error: message });
+    // Whatever a failed library held (a half-read document) goes with the worker.
+    self.postMessage({ id: job.id, ok: false, error: message, release: true });
   }
 });

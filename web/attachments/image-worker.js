@@ -1,13 +1,15 @@
 // Attached images, in a dedicated module worker: decoded with createImageBitmap (EXIF orientation
 // applied) and, when needed, scaled and re-encoded on an OffscreenCanvas to the limits of
 // py_agent/app/attachments.py (as pi's CLI does: at most 2000 px a side and 4.5 MB as base64;
-// GIF and BMP become PNG). Also draws the chip's thumbnail.
+// GIF and BMP become PNG). Also draws the chip's thumbnail. The size the image's header claims is
+// checked first (inspect.js): nothing larger than the limit is ever decoded.
 //
-// Message in:  { id, file: Blob, name, mimeType, maxSide, maxBase64 }
+// Message in:  { id, file: Blob, name, mimeType, limits: { maxSide, maxBase64, maxMegapixels } }
 // Message out: { id, ok: true, data, mimeType, width, height, originalWidth, originalHeight,
 //                resized, thumb: Blob, bytes (the original file in base64, as ASCII bytes) } | { id, ok: false, error }
 
 import { base64, base64Ascii } from "./codec.js";
+import { checkImage } from "./inspect.js";
 
 const KEEP = new Set(["image/png", "image/jpeg", "image/webp"]);
 const THUMB = 160;
@@ -45,7 +47,9 @@ async function fit(bitmap, maxSide, maxBase64) {
   return null;
 }
 
-async function process({ file, name, mimeType, maxSide, maxBase64 }) {
+async function process({ file, name, mimeType, limits }) {
+  const { maxSide, maxBase64 } = limits;
+  await checkImage(file, name, limits);
   let bitmap;
   try {
     bitmap = await createImageBitmap(file, { imageOrientation: "from-image" });

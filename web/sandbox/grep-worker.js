@@ -35,7 +35,8 @@ self.onmessage = ({ data }) => {
       let hits = null;
       for (let i = 0; i < lines.length; i++) {
         if (!regex.test(lines[i])) continue;
-        (hits ??= []).push(i + 1);
+        hits ??= [];
+        hits.push(i + 1);
         if (++run.count >= limit) break;
       }
       if (hits) run.matches.push([index, hits]);

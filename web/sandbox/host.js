@@ -13,6 +13,8 @@
 //   runJavaScript({code, timeoutMs, network, onConsole, onFs, signal}) -> result
 //   python.prepare(network) -> generation;  python.run({...}) -> result
 
+import { startPyodideInTurn } from "../boot/pyodide-starts.js";
+
 const HERE = new URL("./", import.meta.url);
 const SITE = new URL("../", import.meta.url);
 const BOOT_TIMEOUT_MS = 15_000;
@@ -49,7 +51,7 @@ function randomToken() {
 
 let holder = null;
 function frameHolder() {
-  if (!holder || !holder.isConnected) {
+  if (!holder?.isConnected) {
     holder = document.createElement("div");
     holder.id = "py-agent-sandboxes";
     holder.hidden = true;
@@ -62,7 +64,7 @@ function frameHolder() {
 const liveFrames = new Set();
 window.addEventListener("message", (event) => {
   const data = event.data;
-  if (!data || data.kind !== "py-agent-sandbox-fatal") return;
+  if (data?.kind !== "py-agent-sandbox-fatal") return;
   for (const frame of liveFrames) {
     if (event.source === frame.window && event.source !== null && data.token === frame.token) {
       frame.fatal(String(data.message).slice(0, 2000));
@@ -308,52 +310,64 @@ export class PythonSandbox {
         fetchText(new URL("py-worker.js", HERE)),
         fetchText(new URL("py-runtime.py", HERE)),
       ]);
-      if (interp.dead) throw new Error("The Python sandbox was stopped");
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error("The Python interpreter did not start in time")),
-          PYTHON_BOOT_TIMEOUT_MS,
-        );
-        interp.fail = (message) => {
-          clearTimeout(timer);
-          reject(new Error(message));
-          interp.run?.finish({ ok: false, error: { type: "SandboxError", message, traceback: "" } });
-          this._kill(interp);
-        };
-        interp.frame = new SandboxFrame({
-          network,
-          source,
-          init: { pyodideMjs, asmMjs, runtime, lockName, stdlibName, network: Boolean(network) },
-          title: "python sandbox",
-          onFatal: (message) => interp.fail(message),
-          onMessage: (message) => {
-            switch (message.type) {
-              case "ready":
-                clearTimeout(timer);
-                resolve(generation);
-                break;
-              case "boot-error":
-                interp.fail(`Python could not start: ${String(message.message).slice(0, 2000)}`);
-                break;
-              case "fetch":
-                this._serveFile(interp, dir, names, message);
-                break;
-              case "stream":
-                if (interp.run && Array.isArray(message.chunks)) interp.run.onStream(message.chunks);
-                break;
-              case "result":
-                if (interp.run && message.id === interp.run.id) interp.run.onResult(message);
-                break;
-              default:
-                break;
-            }
-          },
-        });
-      });
+      // One Pyodide starting at a time beside the app's (web/boot/pyodide-starts.js).
+      const files = { dir, names, lockName, stdlibName, pyodideMjs, asmMjs, source, runtime };
+      return startPyodideInTurn(() => this._boot(interp, files));
     })();
     interp.ready.catch(() => this._kill(interp));
     this.interp = interp;
     return interp;
+  }
+
+  /** Starts `interp`'s frame and its Pyodide; resolves with its generation once it is ready. */
+  _boot(interp, { dir, names, lockName, stdlibName, pyodideMjs, asmMjs, source, runtime }) {
+    const { generation, network } = interp;
+    if (interp.dead) throw new Error("The Python sandbox was stopped");
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("The Python interpreter did not start in time")),
+        PYTHON_BOOT_TIMEOUT_MS,
+      );
+      interp.stopped = () => {
+        clearTimeout(timer);
+        reject(new Error("The Python sandbox was stopped"));
+      };
+      interp.fail = (message) => {
+        clearTimeout(timer);
+        reject(new Error(message));
+        interp.run?.finish({ ok: false, error: { type: "SandboxError", message, traceback: "" } });
+        this._kill(interp);
+      };
+      interp.frame = new SandboxFrame({
+        network,
+        source,
+        init: { pyodideMjs, asmMjs, runtime, lockName, stdlibName, network: Boolean(network) },
+        title: "python sandbox",
+        onFatal: (message) => interp.fail(message),
+        onMessage: (message) => {
+          switch (message.type) {
+            case "ready":
+              clearTimeout(timer);
+              resolve(generation);
+              break;
+            case "boot-error":
+              interp.fail(`Python could not start: ${String(message.message).slice(0, 2000)}`);
+              break;
+            case "fetch":
+              this._serveFile(interp, dir, names, message);
+              break;
+            case "stream":
+              if (interp.run && Array.isArray(message.chunks)) interp.run.onStream(message.chunks);
+              break;
+            case "result":
+              if (interp.run && message.id === interp.run.id) interp.run.onResult(message);
+              break;
+            default:
+              break;
+          }
+        },
+      });
+    });
   }
 
   async _serveFile(interp, dir, names, { id, name }) {
@@ -375,6 +389,7 @@ export class PythonSandbox {
 
   _kill(interp) {
     interp.dead = true;
+    interp.stopped?.(); // a start under way ends (its turn too)
     interp.frame?.destroy();
     if (this.interp === interp) this.interp = null;
   }

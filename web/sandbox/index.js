@@ -1,19 +1,22 @@
 // The page's entry to the in-page tools: the sandboxes of the javascript and python tools, the
-// workspace database, the preview panel, the tool renderers and grep's search worker. Python
+// workspace database, the Files panel (web/files/), the tool renderers and grep's search worker. Python
 // reaches them through globalThis.pyAgentSandbox (py_agent/browser/sandbox.py loads this module when
 // the page has not).
 import { python, runJavaScript } from "./host.js";
 import * as workspaceDb from "./workspace-db.js";
-import { WorkspacePreview } from "./preview.js";
+import { WorkspacePreview } from "../files/preview.js";
 import * as renderers from "./renderers.js";
 import * as grep from "./grep.js";
 
-const STYLE_ID = "py-agent-sandbox-css";
-if (!document.getElementById(STYLE_ID)) {
+for (const [id, href] of [
+  ["py-agent-sandbox-css", "./sandbox.css"],
+  ["py-agent-files-css", "../files/files.css"],
+]) {
+  if (document.getElementById(id)) continue;
   const link = document.createElement("link");
-  link.id = STYLE_ID;
+  link.id = id;
   link.rel = "stylesheet";
-  link.href = new URL("./sandbox.css", import.meta.url).href;
+  link.href = new URL(href, import.meta.url).href;
   document.head.append(link);
 }
 

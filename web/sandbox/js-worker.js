@@ -45,9 +45,7 @@ self.onmessage = (first) => {
     if (typeof value === "symbol") return value.toString();
     if (typeof value === "function") return `[Function ${value.name || "(anonymous)"}]`;
     if (value instanceof Error)
-      return value.stack && value.stack.includes(value.message)
-        ? cleanStack(value.stack)
-        : `${value.name}: ${value.message}`;
+      return value.stack?.includes(value.message) ? cleanStack(value.stack) : `${value.name}: ${value.message}`;
     try {
       const seen = new WeakSet();
       const text = JSON.stringify(

@@ -6,7 +6,7 @@
 // (WorkspacePreview, reading them from the agent's interpreter). A file chip in a tool card asks
 // Python to open the panel on that file.
 import { registerPanel, registerToolRenderer } from "../ui/extensions.js";
-import { WorkspacePreview } from "./preview.js";
+import { WorkspacePreview } from "../files/preview.js";
 import { TOOL_NAMES, renderToolParts } from "./renderers.js";
 import "./index.js";
 

@@ -127,9 +127,11 @@ self.onmessage = async (first) => {
     pyodide.setStdout(writer("stdout"));
     pyodide.setStderr(writer("stderr"));
     pyodide.setStdin({ error: true });
-    if (init.network && lock.packages && lock.packages["pyodide-http"]) {
+    if (init.network && lock.packages?.["pyodide-http"]) {
       await pyodide.loadPackage(["pyodide-http"], { messageCallback: () => {}, errorCallback: () => {} });
-      pyodide.runPython("import pyodide_http; pyodide_http.patch_all()");
+      const http = pyodide.pyimport("pyodide_http");
+      http.patch_all();
+      http.destroy();
     }
     pyodide.runPython(init.runtime, { filename: "<py-agent-sandbox>" });
     helpers = {
@@ -137,9 +139,9 @@ self.onmessage = async (first) => {
       run: pyodide.globals.get("_pyagent_run"),
       collect: pyodide.globals.get("_pyagent_collect"),
     };
-    pyodide.runPython("del _pyagent_sync, _pyagent_run, _pyagent_collect");
+    for (const name of ["_pyagent_sync", "_pyagent_run", "_pyagent_collect"]) pyodide.globals.delete(name);
   } catch (error) {
-    send({ type: "boot-error", message: String(error && error.message ? error.message : error) });
+    send({ type: "boot-error", message: String(error?.message ? error.message : error) });
     return;
   }
   if (!init.network) {

@@ -6,6 +6,9 @@
 //   renderToolCall({ toolName, args, result, isError, running }) -> HTMLElement | null
 // `result` is the tool result ({content, details}) or, while running, the latest partial result.
 // Clicking a file name dispatches "py-agent:open-file" ({detail: {path}}) on document.
+// Paths are drawn as names (web/ui/dom.js nameNode): isolated, their hidden characters shown.
+
+import { nameNode, nameText, visibleName, visibleText } from "../ui/dom.js";
 
 export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
 
@@ -83,9 +86,10 @@ function resultText(result) {
 }
 
 function fileChip(path, size) {
-  const button = el("button", "pa-chip", size === undefined ? path : `${path} · ${size} B`);
+  const button = el("button", "pa-chip");
+  button.append(nameNode(path), size === undefined ? "" : ` · ${size} B`);
   button.type = "button";
-  button.title = `Show ${path} in the workspace panel`;
+  button.title = `Show ${nameText(path)} in the workspace panel`;
   button.addEventListener("click", () =>
     document.dispatchEvent(new CustomEvent("py-agent:open-file", { detail: { path } })),
   );
@@ -115,6 +119,26 @@ function diffBlock(diff) {
   return pre;
 }
 
+/** A card's summary: text and paths (drawn as names), in a span. */
+function line(...parts) {
+  const span = document.createElement("span");
+  span.append(...parts);
+  return span;
+}
+
+function pathNode(path, missing) {
+  return path === undefined || path === null || path === "" ? missing : nameNode(String(path));
+}
+
+// A code run without a title is summed up by its first line of code (the card's state word says
+// whether it runs or ran).
+function firstCodeLine(code) {
+  const line = String(code ?? "")
+    .split("\n")
+    .find((l) => l.trim() && !l.trim().startsWith("#") && !l.trim().startsWith("//"));
+  return line ? line.trim() : "";
+}
+
 function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
@@ -122,22 +146,25 @@ function summaryOf(toolName, a) {
         a.offset !== undefined || a.limit !== undefined
           ? `:${a.offset ?? 1}${a.limit !== undefined ? `-${(a.offset ?? 1) + a.limit - 1}` : ""}`
           : "";
-      return [`read`, `${a.path ?? "…"}${range}`];
+      return [`read`, line(pathNode(a.path, "…"), range)];
     }
     case "write":
-      return ["write", a.path ?? "…"];
+      return ["write", line(pathNode(a.path, "…"))];
     case "edit":
-      return ["edit", a.path ?? "…"];
+      return ["edit", line(pathNode(a.path, "…"))];
     case "ls":
-      return ["ls", a.path || "."];
+      return ["ls", line(pathNode(a.path, "."))];
     case "grep":
-      return ["grep", `/${a.pattern ?? ""}/ in ${a.path || "."}${a.glob ? ` (${a.glob})` : ""}`];
+      return [
+        "grep",
+        line(`/${visibleName(a.pattern ?? "")}/ in `, pathNode(a.path, "."), a.glob ? ` (${visibleName(a.glob)})` : ""),
+      ];
     case "find":
-      return ["find", `${a.pattern ?? ""} in ${a.path || "."}`];
+      return ["find", line(`${visibleName(a.pattern ?? "")} in `, pathNode(a.path, "."))];
     case "javascript":
-      return ["JavaScript", a.title || "Running JavaScript"];
+      return ["JavaScript", a.title || firstCodeLine(a.code)];
     case "python":
-      return ["Python", a.title || "Running Python"];
+      return ["Python", a.title || firstCodeLine(a.code)];
     default:
       return [toolName, ""];
   }
@@ -165,7 +192,8 @@ export function renderToolParts({ name, args, status, result, partial }) {
   } else if (name === "edit" && Array.isArray(a.edits)) {
     for (const edit of a.edits) body.append(diffBlock(`-${edit?.oldText ?? ""}\n+${edit?.newText ?? ""}`));
   }
-  const output = resultText(shown);
+  // Outputs list paths (ls, find, grep) and quote files: their hidden characters are shown.
+  const output = visibleText(resultText(shown));
   const quiet = name === "edit" && !isError; // its diff says it; write's result says what was written
   if ((output && !quiet) || running) {
     body.append(
@@ -209,7 +237,9 @@ export function renderToolCall({ toolName, args, result, isError = false, runnin
   const head = el("summary", "pa-tool-head");
   const mark = el("span", "pa-tool-status", running ? "⋯" : isError ? "✗" : "✓");
   mark.setAttribute("aria-label", status);
-  head.append(mark, el("strong", "pa-tool-name", parts.title), " ", el("span", "pa-tool-title", parts.summary));
+  const summary = el("span", "pa-tool-title");
+  summary.append(parts.summary);
+  head.append(mark, el("strong", "pa-tool-name", parts.title), " ", summary);
   card.append(head, parts.body);
   return card;
 }

@@ -2,7 +2,7 @@
 // ("Customize" saves your copy under the same name, which replaces the built-in until deleted);
 // yours can be edited as Markdown with frontmatter, exported and deleted; `.md` files are imported
 // as "needs confirmation" until confirmed here (or in the dialog asked before their first run).
-// Stored in IndexedDB by the Python side (py_agent/app/subagent_ui.py over subagent_plugin.py).
+// Stored in IndexedDB by the Python side (py_agent/app/subagents_plugin.py over subagent_tool.py).
 
 import { h, icon } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";

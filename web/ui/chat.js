@@ -14,6 +14,11 @@ import {
   announce,
   scrollRegion,
   collapseIfLong,
+  nameNode,
+  nameText,
+  visibleName,
+  visibleText,
+  escapeHiddenJson,
 } from "./dom.js";
 import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
 import { toolRenderer } from "./extensions.js";
@@ -133,20 +138,19 @@ function attachmentTiles(files) {
         h(
           "span",
           { class: "att-meta" },
-          h("span", { class: "att-name", text: file.name }),
+          h("span", { class: "att-name" }, nameNode(file.name)),
           ...(size ? [h("span", { class: "att-size", text: size })] : []),
         ),
       ];
       if (!file.path) return h("li", { class: "att-tile" }, ...body);
+      // Named by its visible text (the name, the size) with "Open … in Files" around it for a
+      // screen reader: an aria-label of the path would leave the size out of the name.
       const open = h(
         "button",
-        {
-          type: "button",
-          class: "att-tile",
-          title: `Open ${file.path} in Files`,
-          "aria-label": `Open ${file.path} in Files`,
-        },
+        { type: "button", class: "att-tile", title: `Open ${nameText(file.path)} in Files` },
+        h("span", { class: "visually-hidden", text: "Open " }),
         ...body,
+        h("span", { class: "visually-hidden", text: " in Files" }),
       );
       open.addEventListener("click", () =>
         py("panel_message", { panel: "workspace", data: { type: "open", path: file.path } }).catch(() => {}),
@@ -165,9 +169,29 @@ function resultText(result) {
     .join("\n");
 }
 
+// A tool call's state as its card says it, in visible text (and so in its accessible name).
+const TOOL_STATE_WORDS = {
+  streaming: "preparing",
+  running: "running",
+  done: "done",
+  error: "failed",
+  interrupted: "stopped",
+};
+const PREVIEW_LINES = 2;
+const PREVIEW_CHARS = 240;
+
+function previewLines(text) {
+  const lines = text.split("\n").filter((line) => line.trim());
+  let shown = lines.slice(0, PREVIEW_LINES).join("\n");
+  if (shown.length > PREVIEW_CHARS) shown = `${shown.slice(0, PREVIEW_CHARS - 1)}…`;
+  else if (lines.length > PREVIEW_LINES) shown += " …";
+  return shown;
+}
+
 function jsonText(value) {
   try {
-    return JSON.stringify(value ?? {}, null, 2);
+    // A tool's arguments often hold paths: their hidden characters are shown, escaped.
+    return escapeHiddenJson(JSON.stringify(value ?? {}, null, 2));
   } catch {
     return String(value);
   }
@@ -177,7 +201,7 @@ function shortArgs(args) {
   if (!args || typeof args !== "object") return "";
   const values = Object.values(args).filter((v) => typeof v === "string" || typeof v === "number");
   const text = values.map(String).join(" · ").replace(/\s+/g, " ");
-  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  return visibleName(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 }
 
 /** Whether `text` is the text `entry` showed last followed by `added` (lengths only: the caller knows it extends it). */
@@ -213,6 +237,16 @@ function applyOps(message, ops) {
     }
   }
   return appended;
+}
+
+// What a pi 1.x context_edit did to a message: it stays in the transcript, the model no longer sees it
+// (or sees a replacement).
+function contextEditNote(kind) {
+  const text =
+    kind === "removed"
+      ? "Not sent to the model (removed from its context in pi)"
+      : "The model sees an edited version (edited in pi)";
+  return h("p", { class: "context-edit-note", text });
 }
 
 export class ChatView {
@@ -523,17 +557,46 @@ export class ChatView {
   renderItem(item, index) {
     const role = item.message?.role;
     let node = null;
-    if (role === "user") node = this.renderUser(item);
+    if (item.compaction) node = this.renderCompaction(item);
+    else if (role === "user") node = this.renderUser(item);
     else if (role === "assistant") {
       node = h("article", { class: "msg assistant", "aria-label": "Assistant's reply" });
       this.fillAssistant(node, item, index, false);
     } else if (role === "toolResult") return null;
+    else if (role === "system") node = this.renderPromptChange(item);
     else node = this.renderOther(item);
+    if (node && item.contextEdit) node.append(contextEditNote(item.contextEdit));
     if (node && item.entryId) {
       node.dataset.entryId = item.entryId;
       this.nodes.set(item.entryId, node);
     }
+    if (node && item.compacted) {
+      // Before the cut: kept in the session (and exports), no longer sent to the model.
+      node.classList.add("compacted");
+      node.title = "Summarized: the model now reads the summary instead of this message.";
+    }
     return node;
+  }
+
+  // Where a compaction cut the conversation: the summary the model reads instead of the
+  // messages above, collapsed (its Markdown rendered when first opened).
+  renderCompaction(item) {
+    const { summary, tokensBefore } = item.compaction;
+    const before = tokensBefore ? ` (about ${formatTokens(tokensBefore)} tokens before)` : "";
+    const body = h("div", { class: "compaction-summary md" });
+    const details = h("details", { class: "compaction-details" }, h("summary", { text: "Summary" }), body);
+    details.addEventListener("toggle", () => {
+      if (details.open && !body.childNodes.length) renderMarkdownInto(body, summary);
+    });
+    return h(
+      "article",
+      { class: "msg compaction", "aria-label": "Conversation compacted" },
+      h("p", {
+        class: "compaction-cut",
+        text: `Earlier messages compacted${before}: the model reads this summary instead of the messages above.`,
+      }),
+      details,
+    );
   }
 
   renderOther(item) {
@@ -544,6 +607,30 @@ export class ChatView {
       "article",
       { class: "msg note", "aria-label": "Note" },
       h("div", { class: "note-text", text: String(text) }),
+    );
+  }
+
+  // A system message of a session from pi 1.x (its prompt sections or tools changed there): a
+  // collapsed marker. The page sends its own prompt and tools (docs/deviations.md).
+  renderPromptChange(item) {
+    const m = item.message ?? {};
+    const parts = typeof m.content === "string" && m.content ? [m.content] : [];
+    for (const [name, value] of Object.entries(m.sections ?? {}))
+      parts.push(value === null ? `${name}: removed` : `${name}:\n${value}`);
+    const names = (tools) => (Array.isArray(tools) ? tools.map((t) => t?.name).filter(Boolean) : []);
+    const added = names(m.toolsAdded);
+    const removed = names(m.toolsRemoved);
+    if (added.length) parts.push(`Tools added: ${added.join(", ")}`);
+    if (removed.length) parts.push(`Tools removed: ${removed.join(", ")}`);
+    return h(
+      "article",
+      { class: "msg note prompt-change", "aria-label": "Prompt changed" },
+      h(
+        "details",
+        {},
+        h("summary", { text: "Prompt changed (in pi)" }),
+        h("pre", { class: "prompt-change-text", text: parts.join("\n\n") || "(empty)" }),
+      ),
     );
   }
 
@@ -639,7 +726,8 @@ export class ChatView {
       article.prepend(blocks);
     }
     const content = Array.isArray(m.content) ? m.content : [];
-    const cache = article._blocks ?? (article._blocks = []);
+    article._blocks ??= [];
+    const cache = article._blocks;
     let behind = false;
     content.forEach((block, i) => {
       let entry = cache[i];
@@ -751,7 +839,8 @@ export class ChatView {
           icon("tool", "icon tool-icon"),
           h("span", { class: "tool-title" }),
           h("span", { class: "tool-summary" }),
-          h("span", { class: "visually-hidden tool-state" }),
+          h("span", { class: "tool-state" }),
+          h("span", { class: "tool-preview" }),
         ),
         h("div", { class: "tool-body" }),
       );
@@ -870,15 +959,12 @@ export class ChatView {
     }
     card.dataset.status = state.status;
     card.querySelector(".tool-title").textContent = custom?.title ?? block.name ?? "tool";
-    card.querySelector(".tool-summary").textContent = custom?.summary ?? shortArgs(call.args);
-    const words = {
-      streaming: "preparing",
-      running: "running",
-      done: "done",
-      error: "failed",
-      interrupted: "not finished",
-    };
-    card.querySelector(".tool-state").textContent = `(${words[state.status]})`;
+    // A renderer's summary may be nodes (paths drawn as names: web/sandbox/renderers.js).
+    card.querySelector(".tool-summary").replaceChildren(custom?.summary ?? shortArgs(call.args));
+    card.querySelector(".tool-state").textContent = TOOL_STATE_WORDS[state.status];
+    // The first lines of what it gave, readable without opening the card (opening shows it all).
+    const output = state.status === "done" || state.status === "error" ? resultText(state.result).trim() : "";
+    card.querySelector(".tool-preview").textContent = output ? previewLines(visibleText(output)) : "";
     const body = card.querySelector(".tool-body");
     const sig = JSON.stringify([call.args, state.status, state.result?.content, state.partial]);
     if (card._sig === sig && !custom?.body) return;
@@ -904,7 +990,8 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion(state.status === "error" ? "Error" : "Result"),
-            text: resultText(state.result) || "(no output)",
+            // What the model got, its hidden characters shown (a listed path cannot reorder the rest).
+            text: visibleText(resultText(state.result)) || "(no output)",
           }),
         ),
       );
@@ -917,7 +1004,7 @@ export class ChatView {
           h("pre", {
             class: "tool-pre",
             ...scrollRegion("Progress"),
-            text: resultText(state.partial) || jsonText(state.partial),
+            text: visibleText(resultText(state.partial)) || jsonText(state.partial),
           }),
         ),
       );

@@ -7,7 +7,7 @@
 // Nothing is dropped silently: a model that can't see images is named in a notice before sending,
 // and the send then needs a confirmation.
 
-import { h, icon, iconButton, formatTokens } from "./dom.js";
+import { h, iconButton, formatTokens, nameNode, nameText, visibleName, withNames } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
@@ -16,6 +16,21 @@ const PAPERCLIP =
   '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M20 11.5l-8.2 8.2a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8"/></svg>';
 
 const MAX_HEIGHT = 240;
+// pi's estimate (pi-agent-core's estimateTokens): a token is about 4 characters; an image counts 4,800.
+const tokensOf = (chars) => Math.ceil(chars / 4);
+const IMAGE_CHARS = 4800;
+// The meter turns to the warning colour from this share of the compaction threshold.
+const NEAR_THRESHOLD = 0.85;
+
+// The tokens an attachment adds to the message (py_agent/app/attachments.py build_user_message:
+// a `<file name="uploads/NAME">` block with a document's text inside it, and an image's block).
+export function attachmentTokens(item) {
+  const payload = item.payload;
+  if (!payload) return 0;
+  const wrapper = `<file name="uploads/${item.name}">\n\n</file>`.length;
+  if (payload.kind === "image") return tokensOf(wrapper + IMAGE_CHARS);
+  return tokensOf(wrapper + (payload.text?.length ?? 0));
+}
 
 export class Composer {
   constructor({
@@ -29,7 +44,6 @@ export class Composer {
     onAbort,
     onUnqueue,
     onSendAttachments,
-    maxFileMb,
   }) {
     this.form = form;
     this.input = input;
@@ -41,13 +55,14 @@ export class Composer {
     this.onAbort = onAbort;
     this.onUnqueue = onUnqueue;
     this.onSendAttachments = onSendAttachments;
-    this.maxFileMb = maxFileMb ?? (() => LIMITS.maxFileMb);
     this.streaming = false;
     this.readOnly = false;
     this.busy = false;
     this.model = null;
     this.attachments = [];
+    this.context = null;
     this.buildAttachments();
+    this.buildMeter();
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -102,6 +117,57 @@ export class Composer {
       `With this message the conversation is about ${formatTokens(check.tokens)} tokens, more than this model's context window (${formatTokens(check.contextWindow)} tokens). The provider will probably refuse it, or cost a lot. Shorten the message, start a new chat or choose a model with a larger window. Send anyway?`,
       { title: "Longer than the model's context window", confirmLabel: "Send anyway" },
     );
+  }
+
+  // ---- the context meter ----
+
+  // How much of the model's window the next request will use: the session's figure
+  // (py_agent/app/context_meter.py: the last reply's usage and an estimate of what followed it)
+  // plus an estimate of what is typed and attached.
+  buildMeter() {
+    this.meterFill = h("span", { class: "meter-fill" });
+    this.meterText = h("span", { class: "meter-text" });
+    this.meter = h(
+      "span",
+      { id: "context-meter", class: "context-meter", role: "meter", "aria-valuemin": "0", hidden: true },
+      h("span", { class: "meter-bar", "aria-hidden": "true" }, this.meterFill),
+      this.meterText,
+    );
+    this.hint.before(this.meter);
+  }
+
+  nextRequestTokens() {
+    const typed = tokensOf(this.input.value.length);
+    const attached = this.attachments.reduce((n, a) => n + (a.status === "error" ? 0 : attachmentTokens(a)), 0);
+    return (this.context?.tokens ?? 0) + typed + attached;
+  }
+
+  updateMeter() {
+    const context = this.context;
+    const window = context?.contextWindow ?? 0;
+    this.meter.hidden = !window;
+    if (!window) return;
+    const tokens = this.nextRequestTokens();
+    const threshold = context.threshold ?? window;
+    const level = tokens >= threshold ? "over" : tokens >= threshold * NEAR_THRESHOLD ? "near" : "ok";
+    const percent = Math.round((tokens / window) * 100);
+    const shown = `${formatTokens(tokens)} / ${formatTokens(window)}`;
+    this.meterText.textContent = shown;
+    this.meterFill.style.width = `${Math.min(percent, 100)}%`;
+    this.meter.dataset.level = level;
+    this.meter.dataset.tokens = String(tokens);
+    this.meter.setAttribute("aria-valuemax", String(window));
+    this.meter.setAttribute("aria-valuenow", String(Math.min(tokens, window)));
+    this.meter.setAttribute("aria-label", `Context ${shown} tokens`);
+    const note =
+      level === "over"
+        ? "; past the point where pi compacts the conversation"
+        : level === "near"
+          ? "; close to the point where pi compacts the conversation"
+          : "";
+    const text = `The next request uses about ${tokens.toLocaleString("en")} of the model's ${window.toLocaleString("en")} tokens (${percent}%)${note}`;
+    this.meter.setAttribute("aria-valuetext", text);
+    this.meter.title = text;
   }
 
   // ---- attachments ----
@@ -199,13 +265,45 @@ export class Composer {
     if (this.readOnly) return;
     const room = LIMITS.maxFiles - this.attachments.length;
     if (files.length > room) this.showNotice(`You can attach at most ${LIMITS.maxFiles} files to a message.`, "error");
+    const added = [];
     for (const file of files.slice(0, Math.max(0, room))) {
-      const item = new PendingAttachment(file, { maxFileMb: Number(this.maxFileMb()) || LIMITS.maxFileMb });
+      const item = new PendingAttachment(file);
       this.attachments.push(item);
-      item.done.then(() => this.renderAttachments());
+      added.push(item);
+      item.done.then(() => {
+        this.applyName(item);
+        this.renderAttachments();
+      });
     }
     if (files.length <= room) this.clearNotice();
     this.renderAttachments();
+    this.resolveNames(added);
+  }
+
+  // Where each file will be kept (py_agent/app/attachments.py upload_path): a name the workspace
+  // cannot hold shows the safe name it gets beside its own, or its chip says why it is refused.
+  async resolveNames(items) {
+    if (!items.length) return;
+    let answers;
+    try {
+      answers = await py("upload_names", { names: items.map((item) => item.name) });
+    } catch {
+      return; // the send checks again and says why
+    }
+    for (const [index, item] of items.entries()) {
+      const answer = answers?.[index];
+      if (!answer) continue;
+      item.nameError = answer.error ?? null;
+      item.storedAs = answer.path && answer.path !== `uploads/${item.name}` ? answer.path : null;
+      this.applyName(item);
+    }
+    this.renderAttachments();
+  }
+
+  applyName(item) {
+    if (!item.nameError || item.status === "working") return;
+    item.status = "error";
+    item.error = item.nameError;
   }
 
   removeAttachment(item) {
@@ -236,15 +334,29 @@ export class Composer {
           item.status === "working"
             ? h("span", { class: "att-state", text: "Reading…" })
             : item.status === "error"
-              ? h("span", { class: "att-error", role: "alert", text: item.error })
-              : h("span", { class: "att-size", text: formatSize(item.size) });
-        const remove = iconButton("close", `Remove ${item.name}`, { class: "small att-remove" });
+              ? h("span", { class: "att-error", role: "alert" }, withNames(item.error, [item.name]))
+              : h(
+                  "span",
+                  { class: "att-size" },
+                  `${formatSize(item.size)} · about ${formatTokens(attachmentTokens(item))} tokens`,
+                  ...(item.notice ? [h("span", { class: "att-note", text: ` · ${item.notice}` })] : []),
+                );
+        const saved =
+          item.storedAs && item.status !== "error"
+            ? h("span", { class: "att-saved" }, "saved as ", nameNode(item.storedAs))
+            : null;
+        const remove = iconButton("close", `Remove ${visibleName(item.name)}`, { class: "small att-remove" });
         remove.addEventListener("click", () => this.removeAttachment(item));
         return h(
           "li",
-          { class: `att-chip ${item.status}`, "data-status": item.status, "data-name": item.name, title: item.name },
+          {
+            class: `att-chip ${item.status}`,
+            "data-status": item.status,
+            "data-name": item.name,
+            title: nameText(item.name),
+          },
           visual,
-          h("span", { class: "att-meta" }, h("span", { class: "att-name", text: item.name }), state),
+          h("span", { class: "att-meta" }, h("span", { class: "att-name" }, nameNode(item.name)), saved, state),
           remove,
         );
       }),
@@ -285,7 +397,7 @@ export class Composer {
   }
 
   showNotice(text, level = "info", action = null, kind = "") {
-    this.notice.replaceChildren(h("span", { class: "attach-notice-text", text }), ...(action ? [action] : []));
+    this.notice.replaceChildren(h("span", { class: "attach-notice-text" }, text), ...(action ? [action] : []));
     this.notice.className = `attach-notice ${level}`;
     this.notice.dataset.kind = kind;
     this.notice.hidden = false;
@@ -346,7 +458,7 @@ export class Composer {
           item.error = result.message;
           this.renderAttachments();
         }
-        this.showNotice(result.message, "error");
+        this.showNotice(withNames(result.message, [result.name]), "error");
       }
     } finally {
       this.busy = false;
@@ -368,8 +480,10 @@ export class Composer {
     this.update();
   }
 
-  setState({ streaming, readOnly, queue, model }) {
+  setState({ streaming, readOnly, queue, model, compacting, context }) {
+    this.context = context ?? null;
     this.streaming = Boolean(streaming);
+    this.compacting = Boolean(compacting);
     this.readOnly = Boolean(readOnly);
     if (model && model !== this.model) {
       this.model = model;
@@ -394,9 +508,12 @@ export class Composer {
       : streaming
         ? "Steer the reply… (Enter: after this step · Alt+Enter: when done)"
         : "Message…";
-    this.hint.textContent = streaming
-      ? "Enter steers · Alt+Enter follows up · Esc stops"
-      : "Enter sends · Shift+Enter new line";
+    this.hint.textContent = this.compacting
+      ? "Summarizing the earlier messages · Esc stops"
+      : streaming
+        ? "Enter steers · Alt+Enter follows up · Esc stops"
+        : "Enter sends · Shift+Enter new line";
+    this.updateMeter();
   }
 
   renderQueue(queue) {

@@ -1,4 +1,5 @@
 // Modal dialogs on the native <dialog> element: focus is trapped and Escape closes them.
+// A dialog's text is a string or nodes (a name drawn with nameNode, web/ui/dom.js).
 
 import { h, iconButton } from "./dom.js";
 
@@ -46,7 +47,7 @@ export async function confirmDialog(text, { title = "Are you sure?", confirmLabe
   const { dialog, body } = createDialog({ title, className: "small-dialog" });
   const cancel = h("button", { type: "button", class: "btn ghost", text: "Cancel" });
   const ok = h("button", { type: "button", class: `btn ${danger ? "danger" : "primary"}`, text: confirmLabel });
-  body.append(h("p", { text }), h("div", { class: "dialog-actions" }, cancel, ok));
+  body.append(h("p", {}, text), h("div", { class: "dialog-actions" }, cancel, ok));
   cancel.addEventListener("click", () => dialog.close("cancel"));
   ok.addEventListener("click", () => dialog.close("ok"));
   const result = showModal(dialog);
@@ -65,7 +66,7 @@ export async function promptDialog(text, { title, value = "", label = "Name", co
   const form = h(
     "form",
     { method: "dialog" },
-    text ? h("p", { text }) : null,
+    text ? h("p", {}, text) : null,
     h("label", { class: "field" }, h("span", { text: label }), input),
     h("div", { class: "dialog-actions" }, cancel, ok),
   );

@@ -56,6 +56,7 @@ const ICONS = {
   search: '<circle cx="11" cy="11" r="6"/><path d="M20 20l-4.5-4.5"/>',
   spark: '<path d="M12 3l1.8 5.4L19 10l-5.2 1.6L12 17l-1.8-5.4L5 10l5.2-1.6z"/>',
   down: '<path d="M12 5v14M5 12l7 7 7-7"/>',
+  compress: '<path d="M4 12h16M12 3v6M9 6l3 3 3-3M12 21v-6M9 18l3-3 3 3"/>',
   external: '<path d="M14 4h6v6M20 4l-9 9M19 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V6a1 1 0 0 1 1-1h5"/>',
 };
 
@@ -199,7 +200,7 @@ export function scrollRegion(label) {
 
 // A long message (over LONG_CHARS characters or LONG_LINES lines) starts clipped to a few lines,
 // with "Show more" / "Show less" after it: in the transcript (web/ui/chat.js) and on the first
-// screen (web/early.js) alike.
+// screen (web/boot/early.js) alike.
 const LONG_CHARS = 1200;
 const LONG_LINES = 14;
 export function collapseIfLong(bubble, body, text) {
@@ -219,4 +220,82 @@ export function collapseIfLong(bubble, body, text) {
   button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
   set(false);
   bubble.append(button);
+}
+
+// ---- names the user gave: files, folders, sessions ----
+// A name is drawn isolated from the text around it (<bdi dir="auto">; FSI…PDI in drawn plain text:
+// title tooltips, the tab's title) with its control and invisible characters shown as codes
+// (⟨U+202E⟩), so that no name can reorder or hide what is around it, or pass for another extension.
+// An aria-label gets visibleName: spoken, not drawn, it then still contains the visible text.
+// tests/browser/test_names.py checks every place that draws one.
+
+// Controls (C0, DEL, C1), format characters (bidi controls, zero-width joiners and spaces, BOM,
+// soft hyphen, tags), line and paragraph separators, and the blank letters that draw nothing.
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: joiners and combining marks are matched alone, on purpose
+const HIDDEN_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]/gu;
+
+function charCode(char) {
+  return `⟨U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`;
+}
+
+/** The name with its hidden characters written as codes (not isolated: see nameText, nameNode). */
+export function visibleName(name) {
+  return String(name ?? "").replace(HIDDEN_CHARS, charCode);
+}
+
+/** Text (a tool's output, which lists paths) with its hidden characters as codes, its line breaks
+ * and tabs kept. */
+export function visibleText(text) {
+  return String(text ?? "").replace(HIDDEN_CHARS, (char) => ("\n\r\t".includes(char) ? char : charCode(char)));
+}
+
+/** JSON text with its hidden characters as \uXXXX escapes (the same JSON; its line breaks kept). */
+export function escapeHiddenJson(json) {
+  return String(json).replace(HIDDEN_CHARS, (char) =>
+    char === "\n"
+      ? char
+      : [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""),
+  );
+}
+
+/** The name for plain-text places (aria-label, title, document.title): visible, isolated by FSI…PDI. */
+export function nameText(name) {
+  return `\u2068${visibleName(name)}\u2069`;
+}
+
+/** The name as an element: <bdi dir="auto" class="uname">, each hidden character a marked code. */
+export function nameNode(name, className = "") {
+  const node = document.createElement("bdi");
+  node.dir = "auto";
+  node.className = `uname ${className}`.trim();
+  const text = String(name ?? "");
+  let last = 0;
+  for (const match of text.matchAll(HIDDEN_CHARS)) {
+    if (match.index > last) node.append(text.slice(last, match.index));
+    node.append(h("span", { class: "uname-code", text: charCode(match[0]) }));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) node.append(text.slice(last));
+  return node;
+}
+
+/** A message (e.g. an error from Python) with each of `names` in it drawn as nameNode, and any
+ * other hidden character made visible: nodes for h() or append(). */
+export function withNames(text, names) {
+  const wanted = [...new Set(names.filter(Boolean).map(String))].sort((a, b) => b.length - a.length);
+  const out = [];
+  let rest = String(text ?? "");
+  while (rest) {
+    let found = null;
+    for (const name of wanted) {
+      const at = rest.indexOf(name);
+      if (at !== -1 && (!found || at < found.at)) found = { at, name };
+    }
+    if (!found) break;
+    if (found.at) out.push(visibleName(rest.slice(0, found.at)));
+    out.push(nameNode(found.name));
+    rest = rest.slice(found.at + found.name.length);
+  }
+  if (rest) out.push(visibleName(rest));
+  return out;
 }

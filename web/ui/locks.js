@@ -39,8 +39,9 @@ export async function lockSession(id, { steal = false, onLost } = {}) {
   });
 }
 
-export function releaseSession() {
-  if (held) {
+/** Lets the held lock go (only if it is `id`'s, when given). */
+export function releaseSession(id = null) {
+  if (held && (id === null || held.id === id)) {
     held.release();
     held = null;
   }

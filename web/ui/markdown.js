@@ -262,7 +262,8 @@ function normalize(text) {
 
 function reset(el, highlight) {
   el.replaceChildren();
-  return (el._markdown = { done: "", rest: "", cr: false, tail: [], highlight, whole: false });
+  el._markdown = { done: "", rest: "", cr: false, tail: [], highlight, whole: false };
+  return el._markdown;
 }
 
 function update(el, state, highlight, streaming, wholeSource) {

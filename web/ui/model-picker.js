@@ -54,7 +54,9 @@ export async function pickModel(current) {
       return;
     }
     active = Math.max(0, Math.min(index, rows.length - 1));
-    rows.forEach((row, i) => row.classList.toggle("active", i === active));
+    rows.forEach((row, i) => {
+      row.classList.toggle("active", i === active);
+    });
     const row = rows[active];
     search.setAttribute("aria-activedescendant", row.id);
     row.scrollIntoView({ block: "nearest" });

@@ -1,7 +1,7 @@
 // The session list: newest first, grouped by day, searchable (title and conversation text);
 // each row opens its session, and its menu renames, exports or deletes it.
 
-import { h, icon, iconButton, formatCost, relativeDay } from "./dom.js";
+import { h, icon, iconButton, formatCost, relativeDay, nameNode, nameText, visibleName } from "./dom.js";
 import { py } from "./bridge.js";
 
 export class SessionList {
@@ -91,12 +91,12 @@ export class SessionList {
       .join(" · ");
     const open = h(
       "a",
-      { href: `#/s/${encodeURIComponent(s.id)}`, class: "session-open", title: s.title || "Untitled" },
-      h("span", { class: "session-title", text: s.title || "Untitled" }),
+      { href: `#/s/${encodeURIComponent(s.id)}`, class: "session-open", title: nameText(s.title || "Untitled") },
+      h("span", { class: "session-title" }, nameNode(s.title || "Untitled")),
       h("span", { class: "session-meta", text: meta }),
     );
     open.addEventListener("click", () => this.onOpen(s.id));
-    const menuButton = iconButton("more", `Actions for ${s.title || "Untitled"}`, {
+    const menuButton = iconButton("more", `Actions for ${visibleName(s.title || "Untitled")}`, {
       class: "row-menu-btn small",
       "aria-haspopup": "menu",
       "aria-expanded": "false",

@@ -297,9 +297,114 @@ function toArgs(p, types) {
   return argsFor(typeOf(p, types), {
     name: p.name,
     baseUrl: p.baseUrl,
-    models: p.manualModels ?? [],
+    models: p.modelSpecs ?? p.manualModels ?? [],
     useProxy: Boolean(p.useProxy),
   });
+}
+
+// The "Describe the models" part of the provider form: per model, whether it takes images, reasons,
+// its context window and its longest reply. Prefilled from what the server says (discovery) and from
+// the user's own descriptions, which are saved as the provider's model specs (py_agent/ai/custom.py
+// CustomModelSpec, as pi's models.json has them) and win over the server's word.
+function modelDetailsEditor(existing) {
+  const rows = new Map(); // id -> {vision, reasoning, contextWindow, maxTokens, described}
+  const specs = new Map((existing?.modelSpecs ?? []).map((spec) => [spec.id, spec]));
+  const put = (detail, described = false) => {
+    const row = rows.get(detail.id);
+    if (row?.described) return;
+    rows.set(detail.id, { ...detail, described });
+  };
+  for (const detail of existing?.modelDetails ?? [])
+    put(detail, specs.has(detail.id) && Object.keys(specs.get(detail.id)).length > 1);
+  const list = h("div", { class: "model-details-list" });
+  const box = h(
+    "details",
+    { class: "model-details" },
+    h("summary", { text: "Describe the models (images, context window, reasoning)" }),
+    h("p", {
+      class: "muted small",
+      text: "Filled in from what the server says where it says it. A model marked as taking images gets your attached images; the context window sets when a long conversation is compacted.",
+    }),
+    list,
+  );
+  const render = () => {
+    list.replaceChildren(
+      ...[...rows.values()].map((row) => {
+        const id = `model-${[...rows.keys()].indexOf(row.id)}`;
+        const check = (field, label) => {
+          const input = h("input", { type: "checkbox", id: `${id}-${field}` });
+          input.checked = Boolean(row[field]);
+          input.addEventListener("change", () => {
+            row[field] = input.checked;
+            row.described = true;
+          });
+          return h("label", { class: "check" }, input, h("span", { text: label }));
+        };
+        const number = (field, label) => {
+          const input = h("input", {
+            class: "input mono",
+            type: "number",
+            min: "1",
+            step: "1",
+            inputmode: "numeric",
+            id: `${id}-${field}`,
+          });
+          input.value = row[field] ? String(row[field]) : "";
+          input.addEventListener("change", () => {
+            const value = Number.parseInt(input.value, 10);
+            row[field] = Number.isFinite(value) && value > 0 ? value : null;
+            row.described = true;
+          });
+          return h("label", { class: "field" }, h("span", { text: label }), input);
+        };
+        return h(
+          "fieldset",
+          { class: "model-detail" },
+          h("legend", { class: "mono", text: row.id }),
+          check("vision", "Takes images"),
+          check("reasoning", "Reasons (thinking)"),
+          number("contextWindow", "Context window (tokens)"),
+          number("maxTokens", "Max output (tokens)"),
+        );
+      }),
+    );
+    box.hidden = rows.size === 0;
+  };
+  render();
+  return {
+    element: box,
+    /** Models the server listed (discovery), each described as the server says unless the user did. */
+    addDiscovered(details) {
+      for (const detail of details ?? []) put(detail);
+      render();
+    },
+    /** Model ids typed by hand: a row each (text only, sizes unknown, until described). */
+    addTyped(ids) {
+      for (const id of ids)
+        if (!rows.has(id)) put({ id, vision: false, reasoning: false, contextWindow: null, maxTokens: null });
+      render();
+    },
+    /** The model specs to save: every typed id, and every model the user described. */
+    specs(typedIds) {
+      const out = [];
+      for (const row of rows.values()) {
+        if (!row.described) {
+          if (typedIds.includes(row.id)) out.push(row.id);
+          continue;
+        }
+        const spec = {
+          id: row.id,
+          input: row.vision ? ["text", "image"] : ["text"],
+          reasoning: Boolean(row.reasoning),
+        };
+        if (row.contextWindow) spec.contextWindow = row.contextWindow;
+        if (row.maxTokens) spec.maxTokens = row.maxTokens;
+        out.push(spec);
+      }
+      for (const id of typedIds) if (!rows.has(id)) out.push(id);
+      return out;
+    },
+  };
 }
 
 function argsFor(type, { name, baseUrl, models, useProxy = false }) {
@@ -308,7 +413,6 @@ function argsFor(type, { name, baseUrl, models, useProxy = false }) {
 
 function providerForm(existing, done, types) {
   const defaults = Object.fromEntries(types.filter((t) => t.defaultBaseUrl).map((t) => [t.value, t.defaultBaseUrl]));
-  const currentKind = existing ? toArgs(existing, types) : null;
   const kindValue = existing ? typeOf(existing, types).value : types[0].value;
   const kind = h(
     "select",
@@ -377,7 +481,14 @@ function providerForm(existing, done, types) {
     placeholder: "model ids, comma-separated (optional if the server lists them)",
     "aria-describedby": "provider-models-note",
   });
-  models.value = (currentKind?.models ?? []).join(", ");
+  models.value = (existing?.manualModels ?? []).join(", ");
+  const describe = modelDetailsEditor(existing);
+  const typedIds = () =>
+    models.value
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+  models.addEventListener("change", () => describe.addTyped(typedIds()));
   const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
   viaProxy.checked = Boolean(existing?.useProxy);
   viaProxy.addEventListener("change", () => url.value.trim() && checkUrl());
@@ -395,10 +506,7 @@ function providerForm(existing, done, types) {
     argsFor(selected(), {
       name: name.value.trim(),
       baseUrl: url.value.trim(),
-      models: models.value
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
+      models: describe.specs(typedIds()),
       useProxy: viaProxy.checked,
     });
   test.addEventListener("click", async () => {
@@ -412,6 +520,7 @@ function providerForm(existing, done, types) {
     try {
       const r = await py("discover", { provider: { ...args(), name: args().name || "test" }, key: key.value });
       if (r.ok) {
+        describe.addDiscovered(r.modelDetails);
         out.className = "discovery ok";
         const shown = r.models.slice(0, 8).join(", ");
         out.textContent = r.models.length
@@ -464,6 +573,7 @@ function providerForm(existing, done, types) {
     h("h3", { text: existing ? `Edit ${existing.name}` : "Add a provider" }),
     h("label", { class: "field" }, h("span", { text: "Server type" }), kind),
     ...Object.values(fields),
+    describe.element,
     out,
     h("div", { class: "dialog-actions" }, test, h("span", { class: "spacer" }), cancel, save),
   );

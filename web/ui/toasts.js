@@ -1,7 +1,9 @@
 // Notices: short messages in a polite live region; errors stay until dismissed. A notice with an
 // id replaces the previous one with that id (e.g. one "saving failed" message, not many).
+// `text` is a string (its hidden characters shown as codes: it may quote a file name) or nodes
+// (a name drawn with nameNode, web/ui/dom.js).
 
-import { h, iconButton } from "./dom.js";
+import { h, iconButton, visibleName } from "./dom.js";
 
 const byId = new Map();
 
@@ -13,7 +15,7 @@ export function toast(text, level = "info", { id = null, timeout = null, action 
   const el = h(
     "div",
     { class: `toast ${level}`, role: level === "error" ? "alert" : "status" },
-    h("span", { class: "toast-text", text }),
+    h("span", { class: "toast-text" }, typeof text === "string" ? visibleName(text) : text),
   );
   if (action) {
     const button = h("button", { type: "button", class: "btn small", text: action.label });

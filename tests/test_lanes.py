@@ -1,0 +1,150 @@
+"""The test command's lanes and checks (buildsys/commands.py, buildsys/jschecks.py).
+
+- The markers of what a test needs are the ones pyproject.toml registers, and the quick lane leaves
+  out every one of them.
+- `python3 build.py test` (what .ci/run runs) runs the JavaScript checks, and each fails on what it
+  checks: a lint error, a formatting difference and a type error, each planted in a copy of the
+  sources, fail their check and only theirs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from buildsys.commands import lint_steps
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, QUICK_LANE, ROOT, TEST_NEEDS
+from buildsys.jschecks import (
+    INSTALLED_STAMP,
+    JS_SOURCES,
+    ensure_node_modules,
+    js_check_steps,
+    lock_digest,
+    node_modules_stale,
+)
+
+BIOME = "biome (lint, format)"
+TSC = "tsc (types)"
+# Used when the repository has no jsconfig.json yet: type-checks the boot's files that ask for it.
+MINIMAL_JSCONFIG = {
+    "compilerOptions": {
+        "allowJs": True,
+        "checkJs": False,
+        "noEmit": True,
+        "target": "es2022",
+        "module": "es2022",
+        "moduleResolution": "bundler",
+        "lib": ["es2023", "dom", "dom.iterable"],
+        "skipLibCheck": True,
+        "types": [],
+    },
+    "include": ["web/boot/**/*.js"],
+}
+
+
+def test_the_markers_are_registered_and_the_quick_lane_leaves_each_out() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    registered = {line.split(":")[0] for line in pyproject["tool"]["pytest"]["ini_options"]["markers"]}
+    # Besides what a test needs, two markers say what a browser test is: a soak, or one that crashes a page.
+    assert registered - set(TEST_NEEDS) == {"soak", "crashes"} and set(TEST_NEEDS) <= registered
+    assert {need for needs in [*FOLDER_NEEDS.values(), *FIXTURE_NEEDS.values()] for need in needs} <= registered
+    assert f"not ({' or '.join(TEST_NEEDS)})" == QUICK_LANE
+
+
+def test_node_modules_is_stale_until_installed_from_this_lock(tmp_path: Path) -> None:
+    (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3}', encoding="utf-8")
+    assert node_modules_stale(tmp_path)  # never installed
+    (tmp_path / "node_modules").mkdir()
+    stamp = tmp_path / "node_modules" / INSTALLED_STAMP
+    stamp.write_text("0" * 64 + "\n", encoding="utf-8")
+    assert node_modules_stale(tmp_path)  # installed from another lock
+    stamp.write_text(lock_digest(tmp_path) + "\n", encoding="utf-8")
+    assert not node_modules_stale(tmp_path)
+    (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3, "packages": {}}', encoding="utf-8")
+    assert node_modules_stale(tmp_path)
+
+
+def test_build_py_test_runs_the_javascript_checks() -> None:
+    assert (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().endswith("exec python3 build.py test")
+    titles = [title for title, _ in lint_steps(Path("python"), js=True)]
+    assert titles[:3] == ["ruff check", "ruff format", "mypy"]
+    assert BIOME in titles
+    assert (TSC in titles) == (ROOT / "jsconfig.json").exists()
+
+
+@pytest.fixture(scope="module")
+def sources_copy(node: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the JavaScript checks read, copied: web/, scripts/, their configuration and a link to
+    the repository's node_modules/ (installed first when missing or stale)."""
+    ensure_node_modules()
+    copy = tmp_path_factory.mktemp("js-sources")
+    for folder in JS_SOURCES:
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("vendor", "__pycache__"))
+    for name in ("biome.jsonc", "package.json", ".gitignore", "jsconfig.json"):
+        if (ROOT / name).exists():
+            shutil.copyfile(ROOT / name, copy / name)
+    if not (copy / "jsconfig.json").exists():
+        (copy / "jsconfig.json").write_text(json.dumps(MINIMAL_JSCONFIG), encoding="utf-8")
+    (copy / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    return copy
+
+
+def failed_checks(root: Path) -> dict[str, str]:
+    """The checks that fail on ``root``, with their output."""
+    failed = {}
+    for title, cmd in js_check_steps(root):
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            failed[title] = done.stdout + done.stderr
+    return failed
+
+
+@pytest.fixture
+def planted(sources_copy: Path) -> Iterator[dict[str, str]]:
+    """Files to plant in the copy (relative path: text), taken out again after the test."""
+    files: dict[str, str] = {}
+    yield files
+    for name in files:
+        (sources_copy / name).unlink(missing_ok=True)
+
+
+def plant(root: Path, files: dict[str, str], name: str, text: str) -> None:
+    files[name] = text
+    (root / name).write_text(text, encoding="utf-8")
+
+
+def test_the_sources_pass_every_check(sources_copy: Path) -> None:
+    assert [title for title, _ in js_check_steps(sources_copy)] == [BIOME, TSC]
+    assert failed_checks(sources_copy) == {}
+
+
+def test_a_lint_error_fails_the_linter(sources_copy: Path, planted: dict[str, str]) -> None:
+    plant(sources_copy, planted, "web/planted.js", "export function stop() {\n  debugger;\n}\n")
+    failed = failed_checks(sources_copy)
+    assert list(failed) == [BIOME]
+    assert "lint/suspicious/noDebugger" in failed[BIOME]
+
+
+def test_a_formatting_difference_fails_the_formatter(sources_copy: Path, planted: dict[str, str]) -> None:
+    plant(sources_copy, planted, "scripts/planted.mjs", "export const limits = {files:3, bytes : 10};\n")
+    failed = failed_checks(sources_copy)
+    assert list(failed) == [BIOME]
+    assert "format" in failed[BIOME] and "lint/" not in failed[BIOME]
+
+
+def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[str, str]) -> None:
+    plant(
+        sources_copy,
+        planted,
+        "web/boot/planted.js",
+        '// @ts-check\n\n/** @type {number} */\nexport const count = "three";\n',
+    )
+    failed = failed_checks(sources_copy)
+    assert list(failed) == [TSC]
+    assert "TS2322" in failed[TSC]

@@ -1,0 +1,131 @@
+// @ts-check
+// Starts the first screen (web/boot/early.js: drawn from IndexedDB before the app's modules and Python)
+// as soon as the page's head is read. A classic script, not a module script: the browser runs a
+// module script only when its scheduling of module scripts comes round, which can be well after
+// the module has arrived; a dynamic import runs it once it and its imports are here (which can
+// still be late: the browser handles the arriving files of the page's head first, see below).
+performance.mark("py-agent:early-start");
+
+// An MCP server's sign-in popup (Settings → MCP servers, web/ui/mcp-settings.js) comes back to this
+// page with the authorization server's answer: hand it to the page that opened it, and close.
+// (Not by the window's name: browsers clear it when a window goes to another site and back.)
+{
+  const answer = new URLSearchParams(location.search); // a block: no page global
+  if (window.opener && answer.has("state") && (answer.has("code") || answer.has("error"))) {
+    window.opener.postMessage({ ...Object.fromEntries(answer), type: "py-agent-mcp-oauth" }, location.origin);
+    window.close();
+  }
+}
+import("./early.js").catch((error) => console.warn("py-agent: the first screen is drawn by the app instead", error));
+
+// Meanwhile it opens the app's IndexedDB, without a version: the one stored, which web/boot/early.js
+// uses if it is the one web/boot/idb.js expects (web/boot/idb.js opens it again otherwise); when there is
+// none yet, creating it is left to web/boot/idb.js (the upgrade is aborted here). Not on a first visit
+// (no service worker answers the page yet): there is nothing stored to read then, and a new
+// profile's storage is slow to start.
+//
+// And it reads what the first screen shows, in one transaction as soon as the database is open:
+// the sessions' records (as web/boot/idb.js listSessions) and, for the session in the address
+// (#/s/<id>), its record and its last entries (where web/boot/idb.js recentMessages starts). Modules
+// are evaluated late while the page loads (measured: often only once it is parsed, 100-250 ms
+// in), and IndexedDB takes a while to answer: this way its answer is usually there when
+// web/boot/early.js runs. web/boot/early.js uses these records only if the database is the version
+// web/boot/idb.js expects; they are records as stored, read here without interpreting them.
+// (In a function: a classic script's names would be the page's globals.)
+(() => {
+  // The last entries read with the session's record: as many as web/boot/idb.js recentMessages reads
+  // first for the first screen's messages (it reads on from there when they are not enough).
+  const EARLY_ENTRIES = 200;
+
+  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot/boot.js once the first screen is drawn
+  // (parsed with the page's head, it held up the first screen's files); but at once when no service
+  // worker has the site (a first visit): it then comes from the network, beside the runtime.
+  if (!navigator.serviceWorker?.controller) {
+    const link = document.createElement("link");
+    link.rel = "modulepreload";
+    link.href = "pyodide/pyodide.asm.js";
+    document.head.append(link);
+  }
+  if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
+  window.pyAgentEarlyDatabase = new Promise((resolve) => {
+    let request;
+    try {
+      request = indexedDB.open("py-agent");
+    } catch {
+      resolve(null);
+      return;
+    }
+    request.onupgradeneeded = () => request.transaction.abort();
+    request.onsuccess = () => {
+      performance.mark("py-agent:early-db-open");
+      resolve(request.result);
+    };
+    request.onerror = (event) => {
+      event.preventDefault();
+      resolve(null);
+    };
+  });
+  window.pyAgentEarlyRecords = window.pyAgentEarlyDatabase.then((db) => (db ? readFirstScreen(db) : null));
+
+  function readFirstScreen(db) {
+    const match = /^#\/s\/(.+)$/.exec(location.hash);
+    let id = null;
+    try {
+      id = match ? decodeURIComponent(match[1]) : null;
+    } catch {
+      id = null;
+    }
+    return new Promise((resolve) => {
+      const read = { records: null, count: null, session: null };
+      let tx;
+      try {
+        tx = db.transaction(["sessions", "entries"], "readonly");
+        const sessions = tx.objectStore("sessions");
+        const records = sessions.index("updated").getAll();
+        records.onsuccess = () => (read.records = records.result);
+        const count = sessions.count();
+        count.onsuccess = () => (read.count = count.result);
+        if (id !== null) {
+          const entryStore = tx.objectStore("entries");
+          const record = sessions.get(id);
+          if (typeof entryStore.getAllRecords === "function") {
+            // The last entries read beside the record, newest first (not after it, from where its
+            // count says they start): one round trip to IndexedDB less before the first screen.
+            const last = entryStore.getAllRecords({
+              query: IDBKeyRange.bound([id, -Infinity], [id, Infinity]),
+              count: EARLY_ENTRIES,
+              direction: "prev",
+            });
+            record.onsuccess = () => {
+              read.session = { id, record: record.result ?? null, lower: 0, entries: null };
+            };
+            last.onsuccess = () => {
+              if (!read.session?.record) return;
+              const entries = last.result.map((r) => r.value).reverse();
+              read.session.lower = entries.length ? entries[0].seq : 0;
+              read.session.entries = entries;
+            };
+          } else {
+            record.onsuccess = () => {
+              const total = record.result?.meta?.entryCount;
+              const lower = Math.max(0, (Number.isInteger(total) ? total : 0) - EARLY_ENTRIES);
+              read.session = { id, record: record.result ?? null, lower, entries: null };
+              if (!record.result) return;
+              const entries = entryStore.getAll(IDBKeyRange.bound([id, lower], [id, Infinity], false, true));
+              entries.onsuccess = () => (read.session.entries = entries.result);
+            };
+          }
+        }
+      } catch {
+        resolve(null); // another schema (web/boot/idb.js upgrades it): web/boot/early.js reads it itself
+        return;
+      }
+      tx.oncomplete = () => {
+        performance.mark("py-agent:early-records");
+        resolve(read);
+      };
+      tx.onabort = () => resolve(null);
+      tx.onerror = (event) => event.preventDefault();
+    });
+  }
+})();
