@@ -148,3 +148,58 @@ def test_folder_tree_keyboard_names_and_width(browser: Any, base_url: str, tmp_p
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()
+
+
+def pdf_bytes(pages: int) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=14)
+    for n in range(1, pages + 1):
+        pdf.add_page()
+        pdf.cell(text=f"Page {n}: quarterly revenue grew in the North region.")
+    return bytes(pdf.output())
+
+
+# A canvas with more than one colour drawn: a page, not a blank box.
+CANVAS_INKED = """(canvas) => {
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let dark = 0;
+  for (let i = 0; i < data.length; i += 4) if (data[i] < 128 && data[i + 3] > 0) dark++;
+  return canvas.width > 100 && dark > 50;
+}"""
+
+
+def test_a_pdf_shows_its_pages_and_the_text_sent(
+    browser: Any,
+    base_url: str,
+    tmp_path: Path,
+    axe_source: str,  # noqa: F811
+) -> None:
+    app = open_app(browser, base_url)
+    page = app.page
+    try:
+        start_saved_chat(app)
+        panel = open_files(app)
+        report = tmp_path / "report.pdf"
+        report.write_bytes(pdf_bytes(5))
+        panel.locator("input[type=file]:not([webkitdirectory])").set_input_files(str(report))
+        wait_for(page, lambda: listed(page) == ["report.pdf"], timeout=60)
+        panel.locator(".pa-file", has_text="report.pdf").click()
+        first = panel.get_by_role("img", name="Page 1 of 5")
+        first.wait_for(timeout=30_000)
+        assert panel.locator("canvas.pa-page").count() == 5
+        panel.locator("canvas.pa-page[data-page='1'][data-drawn='true']").wait_for(timeout=30_000)
+        assert first.evaluate(CANVAS_INKED) is True
+        text = panel.get_by_role("region", name="Text sent to the model")
+        meta = text.locator(".pa-doc-meta")
+        wait_for(page, lambda: "characters" in meta.inner_text(), timeout=30)
+        sent = text.locator("pre").text_content() or ""
+        assert "Page 1: quarterly revenue grew in the North region." in sent
+        assert "Page 5: quarterly" in sent
+        assert meta.inner_text().startswith(f"{len(sent):,} characters, about {-(-len(sent) // 4):,} tokens.")
+        assert "Binary file" not in panel.inner_text()
+        assert axe_violations(page, axe_source) == []
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()
