@@ -203,3 +203,33 @@ def test_a_pdf_shows_its_pages_and_the_text_sent(
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()
+
+
+def test_docx_and_xlsx_show_the_text_sent(browser: Any, base_url: str, tmp_path: Path) -> None:
+    from test_composer_attachments import docx_bytes, xlsx_bytes
+
+    app = open_app(browser, base_url)
+    page = app.page
+    try:
+        start_saved_chat(app)
+        panel = open_files(app)
+        (tmp_path / "plan.docx").write_bytes(docx_bytes())
+        (tmp_path / "sales.xlsx").write_bytes(xlsx_bytes())
+        panel.locator("input[type=file]:not([webkitdirectory])").set_input_files(
+            [str(tmp_path / "plan.docx"), str(tmp_path / "sales.xlsx")]
+        )
+        wait_for(page, lambda: listed(page) == ["plan.docx", "sales.xlsx"], timeout=60)
+        text = panel.get_by_role("region", name="Text sent to the model")
+        panel.locator(".pa-file", has_text="plan.docx").click()
+        wait_for(page, lambda: "characters" in text.locator(".pa-doc-meta").inner_text(), timeout=30)
+        assert "The migration plan has three phases." in (text.locator("pre").text_content() or "")
+        panel.locator(".pa-file", has_text="sales.xlsx").click()
+        wait_for(page, lambda: "North,120" in (text.locator("pre").text_content() or ""), timeout=30)
+        assert '<sheet name="Sales">\nregion,total\nNorth,120\nSouth,80\n</sheet>' in (
+            text.locator("pre").text_content() or ""
+        )
+        assert panel.locator("canvas.pa-page").count() == 0
+        assert "Binary file" not in panel.inner_text()
+        assert not app.page_errors, app.page_errors
+    finally:
+        page.context.close()

@@ -630,6 +630,7 @@ export class WorkspacePreview {
     this.zipButton.disabled = this.files.length === 0;
     const hadFocus = this.list.contains(document.activeElement);
     this.list.replaceChildren(...this._treeItems(fileTree(this.files), 1));
+    this.list.setAttribute("role", this.files.length ? "tree" : "list"); // the empty state is no tree
     this._rove(this.list.querySelector(`[data-key="${CSS.escape(this.focusKey ?? "")}"]`), hadFocus);
     if (!this.files.length) {
       this.list.append(
