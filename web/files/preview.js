@@ -553,14 +553,22 @@ export class WorkspacePreview {
 
   /** The tree's visible items, in order. */
   _visibleItems() {
-    return [...this.list.querySelectorAll('[role="treeitem"]')].filter((item) => !item.closest("[hidden]"));
+    return [...this.list.querySelectorAll('[role="treeitem"]')].filter((item) => {
+      const folded = item.closest("ul[hidden]");
+      return !folded || !this.list.contains(folded);
+    });
   }
 
   /** One item of the tree takes Tab (roving tabindex); `focus` moves the focus to it. */
   _rove(item, focus = false) {
     item ??= this.list.querySelector('[aria-selected="true"]') ?? this._visibleItems()[0];
     if (!item) return;
-    while (item.closest("[hidden]")) item = item.closest("[hidden]").closest('[role="treeitem"]');
+    // An item in a folded folder: the folder takes Tab (only the tree's own groups count: the
+    // whole panel may be hidden, a phone's closed sheet).
+    for (let folded = item.closest("ul[hidden]"); folded && this.list.contains(folded); ) {
+      item = folded.closest('[role="treeitem"]');
+      folded = item.closest("ul[hidden]");
+    }
     for (const other of this.list.querySelectorAll('[tabindex="0"]')) other.tabIndex = -1;
     item.tabIndex = 0;
     this.focusKey = item.dataset.key;
