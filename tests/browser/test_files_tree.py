@@ -110,6 +110,16 @@ def test_folder_tree_keyboard_names_and_width(browser: Any, base_url: str, tmp_p
         page.keyboard.press("Enter")
         assert panel.locator(".pa-view-title").inner_text() == "library/parser/grammar_rules_0.txt"
         assert panel.locator("pre.pa-text").inner_text() == "contents of library/parser/grammar_rules_0.txt\n"
+        # The preview beside the list is narrow here: the path keeps the room, the actions fold.
+        more = panel.get_by_role("button", name="More actions")
+        assert more.is_visible() and not panel.get_by_role("button", name="Rename", exact=True).is_visible()
+        more.click()
+        assert more.get_attribute("aria-expanded") == "true"
+        assert panel.get_by_role("button", name="Rename", exact=True).is_visible()
+        page.keyboard.press("Tab")
+        page.keyboard.press("Escape")
+        assert more.get_attribute("aria-expanded") == "false" and focused_key(page) is None
+        panel.locator(".pa-file[data-path='library/parser/grammar_rules_0.txt']").focus()
         page.keyboard.press("ArrowLeft")
         assert focused_key(page) == "d:library/parser"
         page.keyboard.press("End")
