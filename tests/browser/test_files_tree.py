@@ -11,6 +11,8 @@ from test_a11y import axe_source, axe_violations  # noqa: F401  (a fixture, used
 from test_workspace_panel import listed, open_files, start_saved_chat, wait_for
 from web_app_helpers import open_app
 
+DESKTOP = {"width": 1400, "height": 900}
+
 # 3 levels, 40 files; long names made of words, so that a break inside a word would show.
 FILES = sorted(
     [f"library/README_{i}.md" for i in range(4)]
@@ -50,7 +52,7 @@ def list_width(page: Any) -> float:
 
 
 def test_folder_tree_keyboard_names_and_width(browser: Any, base_url: str, tmp_path: Path, axe_source: str) -> None:  # noqa: F811
-    app = open_app(browser, base_url)
+    app = open_app(browser, base_url, viewport=DESKTOP)
     page = app.page
     try:
         page.evaluate("() => localStorage.removeItem('py-agent.files.listWidth')")
@@ -186,7 +188,7 @@ def test_a_pdf_shows_its_pages_and_the_text_sent(
     tmp_path: Path,
     axe_source: str,  # noqa: F811
 ) -> None:
-    app = open_app(browser, base_url)
+    app = open_app(browser, base_url, viewport=DESKTOP)
     page = app.page
     try:
         start_saved_chat(app)
@@ -218,7 +220,7 @@ def test_a_pdf_shows_its_pages_and_the_text_sent(
 def test_docx_and_xlsx_show_the_text_sent(browser: Any, base_url: str, tmp_path: Path) -> None:
     from test_composer_attachments import docx_bytes, xlsx_bytes
 
-    app = open_app(browser, base_url)
+    app = open_app(browser, base_url, viewport=DESKTOP)
     page = app.page
     try:
         start_saved_chat(app)
