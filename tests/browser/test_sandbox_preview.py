@@ -267,6 +267,8 @@ def test_panel_lists_files_follows_changes_and_downloads(sandbox: SandboxPage) -
     assert page.locator("#preview-host .pa-file[data-path='fresh/new.txt']").count() == 1
     # A file a tool just wrote is selected.
     assert page.locator("#preview-host .pa-view-title").text_content() == "fresh/new.txt"
+    if page.locator("#preview-host .pa-more").is_visible():  # a narrow preview folds the file's actions
+        page.locator("#preview-host .pa-more").click()
     with page.expect_download() as info:
         page.get_by_role("button", name="Download", exact=True).click()
     assert info.value.suggested_filename == "new.txt"

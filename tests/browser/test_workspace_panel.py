@@ -85,6 +85,11 @@ def start_saved_chat(app: App) -> None:
 
 
 def panel_button(panel: Any, name: str) -> Any:
+    """A button of the panel's headers; a narrow preview keeps the file's actions behind "More actions"."""
+    more = panel.locator(".pa-view-header .pa-more")
+    actions = ("Edit", "Rename", "Delete", "Download")
+    if name in actions and more.is_visible() and more.get_attribute("aria-expanded") != "true":
+        more.click()
     return panel.locator(".pa-preview-header, .pa-view-header").get_by_role("button", name=name, exact=True)
 
 

@@ -17,9 +17,10 @@
 // from blob: URLs (SVG never as an image of the page); CSV as a table and text as text, both
 // built with textContent. Nothing from a file is ever parsed as HTML in the page.
 import { Refusal, checkPixels, imageSize, uploadRefusal } from "../attachments/inspect.js";
+import { PendingAttachment } from "../attachments/attachments.js";
 import { currentLimits } from "../attachments/limits.js";
 import { escapeHtml, markdownToHtml } from "./markdown.js";
-import { nameNode, visibleName, withNames } from "../ui/dom.js";
+import { nameNode, nameText, scrollRegion, visibleName, withNames } from "../ui/dom.js";
 import { createDialog, showModal } from "../ui/dialogs.js";
 
 const HERE = new URL("./", import.meta.url);
@@ -33,14 +34,73 @@ const IMAGE_TYPES = {
   ico: "image/x-icon",
   avif: "image/avif",
 };
+// Documents shown as the attachments read them (web/attachments/attachments.js): the text a chip sends.
+const DOCUMENT_TYPES = {
+  pdf: "application/pdf",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+};
+const PAGE_SCALE_MAX = 2; // a page's canvas: at most twice the CSS pixels (sharp, bounded memory)
 const MAX_TABLE_ROWS = 1000;
 const MAX_TEXT_CHARS = 2_000_000;
 const MAX_EDIT_BYTES = 1_000_000;
+const LIST_WIDTH_KEY = "py-agent.files.listWidth";
+const LIST_MIN = 140;
+const LIST_MAX = 640;
+const LIST_DEFAULT = 240;
 
 function extension(path) {
   const name = path.split("/").pop();
   const dot = name.lastIndexOf(".");
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
+}
+
+/** The files as a tree: {children: [folder | {file}]}, a folder {name, path, files (a count),
+ * children}; children in the order of their paths (a folder's key is its name and "/"), so the
+ * tree lists the files in the order `files` has them when sorted. */
+export function fileTree(files) {
+  const root = { path: "", files: 0, children: [], byName: new Map() };
+  for (const file of files) {
+    const parts = file.path.split("/");
+    let node = root;
+    node.files += 1;
+    for (const [index, name] of parts.slice(0, -1).entries()) {
+      let next = node.byName.get(name);
+      if (!next) {
+        next = { name, path: parts.slice(0, index + 1).join("/"), files: 0, children: [], byName: new Map() };
+        node.byName.set(name, next);
+        node.children.push(next);
+      }
+      node = next;
+      node.files += 1;
+    }
+    node.children.push({ file, key: parts.at(-1) });
+  }
+  const sort = (node) => {
+    const key = (child) => (child.file ? child.key : `${child.name}/`);
+    node.children.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    for (const child of node.children) if (child.files) sort(child);
+  };
+  sort(root);
+  return root;
+}
+
+/** A path drawn so that it wraps only after a "/": each part a name (nameNode), a <wbr> after each "/". */
+export function pathParts(path) {
+  const out = [];
+  for (const part of path.split(/(?<=\/)/)) if (part) out.push(nameNode(part), el("wbr"));
+  return out;
+}
+
+/** A file name whose middle gives way (an ellipsis) when it does not fit; its end (the extension
+ * and a few letters) always shows. */
+function middleName(name) {
+  const chars = Array.from(name);
+  const cut = Math.max(0, chars.length - 8);
+  return [
+    el("span", { class: "pa-name-head" }, nameNode(chars.slice(0, cut).join(""))),
+    el("span", { class: "pa-name-tail" }, nameNode(chars.slice(cut).join(""))),
+  ];
 }
 
 export function previewKind(path) {
@@ -50,6 +110,7 @@ export function previewKind(path) {
   if (ext === "md" || ext === "markdown") return "markdown";
   if (ext in IMAGE_TYPES) return "image";
   if (ext === "csv" || ext === "tsv") return "csv";
+  if (ext in DOCUMENT_TYPES) return "document";
   return "text";
 }
 
@@ -72,6 +133,8 @@ function el(tag, props = {}, ...children) {
   for (const [key, value] of Object.entries(props)) {
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
+    else if (key === "style")
+      node.style.cssText = value; // CSSOM: the page's CSP refuses style attributes
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value);
   }
@@ -247,7 +310,15 @@ export class WorkspacePreview {
     this.status = el("p", { class: "pa-status", role: "status", "aria-live": "polite" });
     this.errors = el("div", { class: "pa-errors", role: "alert" });
     this.form = el("div", { class: "pa-form-slot" });
-    this.list = el("ul", { class: "pa-files", "aria-label": "Workspace files" });
+    this.folded = new Set(); // folder paths the user folded (the tree starts unfolded)
+    this.focusKey = null;
+    this.list = el("ul", {
+      class: "pa-files",
+      role: "tree",
+      "aria-label": "Workspace files",
+      onclick: (event) => this._treeClick(event),
+      onkeydown: (event) => this._treeKey(event),
+    });
     this.viewTitle = el("span", { class: "pa-view-title" });
     this.editButton = this._button("Edit", () => this.edit());
     this.renameButton = this._button("Rename", () => this.showRename());
@@ -255,7 +326,45 @@ export class WorkspacePreview {
     this.downloadButton = this._button("Download", () => this.downloadSelected());
     for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton])
       button.disabled = true;
-    this.content = el("div", { class: "pa-view-content" });
+    this.content = el("div", { class: "pa-view-content", ...scrollRegion("Preview") });
+    this.viewActions = el(
+      "div",
+      { class: "pa-actions pa-view-actions", id: `pa-view-actions-${Math.random().toString(36).slice(2, 8)}` },
+      this.editButton,
+      this.renameButton,
+      this.deleteButton,
+      this.downloadButton,
+    );
+    // A narrow panel folds the file's actions behind one button (a disclosure: the same buttons).
+    this.moreButton = el("button", {
+      type: "button",
+      class: "pa-button pa-more",
+      text: "More actions",
+      "aria-expanded": "false",
+      "aria-controls": this.viewActions.id,
+      onclick: () => this._more(this.moreButton.getAttribute("aria-expanded") !== "true"),
+    });
+    this.viewActions.addEventListener("click", (event) => {
+      if (event.target.closest("button")) this._more(false);
+    });
+    this.viewActions.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.viewActions.classList.contains("pa-open")) {
+        event.stopPropagation();
+        this._more(false);
+        this.moreButton.focus();
+      }
+    });
+    this.resizer = el("div", {
+      class: "pa-resizer",
+      role: "separator",
+      tabindex: "0",
+      "aria-orientation": "vertical",
+      "aria-label": "Width of the file list",
+      "aria-valuemin": String(LIST_MIN),
+      "aria-valuemax": String(LIST_MAX),
+      onkeydown: (event) => this._resizeKey(event),
+      onpointerdown: (event) => this._resizeStart(event),
+    });
     this.dropHint = el("div", {
       class: "pa-drop-hint",
       "aria-hidden": "true",
@@ -280,22 +389,11 @@ export class WorkspacePreview {
         "div",
         { class: "pa-preview-body" },
         this.list,
+        this.resizer,
         el(
           "section",
           { class: "pa-view", "aria-live": "polite", "aria-label": "Selected file" },
-          el(
-            "div",
-            { class: "pa-view-header" },
-            this.viewTitle,
-            el(
-              "div",
-              { class: "pa-actions" },
-              this.editButton,
-              this.renameButton,
-              this.deleteButton,
-              this.downloadButton,
-            ),
-          ),
+          el("div", { class: "pa-view-header" }, this.viewTitle, this.moreButton, this.viewActions),
           this.content,
         ),
       ),
@@ -307,8 +405,65 @@ export class WorkspacePreview {
     this.root.addEventListener("dragleave", (event) => this._drag(event, -1));
     this.root.addEventListener("drop", (event) => this._drop(event));
     element.replaceChildren(this.root);
+    this._setListWidth(Number(localStorage.getItem(LIST_WIDTH_KEY)) || LIST_DEFAULT, false);
     this.unsubscribe = source.subscribe((json) => this._changed(JSON.parse(json)));
     this.refresh();
+  }
+
+  _more(open) {
+    this.moreButton.setAttribute("aria-expanded", String(open));
+    this.viewActions.classList.toggle("pa-open", open);
+  }
+
+  // ---- the list's width: a drag handle (or its arrow keys), remembered in localStorage ----
+
+  _setListWidth(width, save = true) {
+    // At most 60% of the panel's body (files.css caps it there too), so the value said is the width seen.
+    const room = this.list.parentElement.clientWidth;
+    const max = room ? Math.max(LIST_MIN, Math.min(LIST_MAX, Math.floor(room * 0.6))) : LIST_MAX;
+    const value = Math.round(Math.min(max, Math.max(LIST_MIN, width)));
+    this.resizer.setAttribute("aria-valuemax", String(max));
+    this.listWidth = value;
+    this.root.style.setProperty("--pa-list-w", `${value}px`);
+    this.resizer.setAttribute("aria-valuenow", String(value));
+    this.resizer.setAttribute("aria-valuetext", `${value} pixels`);
+    if (save) {
+      try {
+        localStorage.setItem(LIST_WIDTH_KEY, String(value));
+      } catch {
+        // Storage refused (private mode, full): the width holds until the page is reloaded.
+      }
+    }
+  }
+
+  _resizeKey(event) {
+    const step = event.shiftKey ? 64 : 16;
+    const to = {
+      ArrowLeft: this.listWidth - step,
+      ArrowRight: this.listWidth + step,
+      Home: LIST_MIN,
+      End: LIST_MAX,
+    }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    this._setListWidth(to);
+  }
+
+  _resizeStart(event) {
+    if (event.button !== 0) return;
+    event.preventDefault();
+    const left = this.list.getBoundingClientRect().left;
+    this.resizer.setPointerCapture?.(event.pointerId);
+    this.resizer.focus();
+    const move = (moved) => this._setListWidth(moved.clientX - left);
+    const end = () => {
+      this.resizer.removeEventListener("pointermove", move);
+      this.resizer.removeEventListener("pointerup", end);
+      this.resizer.removeEventListener("pointercancel", end);
+    };
+    this.resizer.addEventListener("pointermove", move);
+    this.resizer.addEventListener("pointerup", end);
+    this.resizer.addEventListener("pointercancel", end);
   }
 
   _button(text, onclick) {
@@ -329,21 +484,162 @@ export class WorkspacePreview {
     }, 80);
   }
 
+  /** The tree's items (WAI-ARIA tree pattern): folders first by name order, each with its count. */
+  _treeItems(node, level) {
+    const items = [];
+    for (const child of node.children) {
+      if (child.files) {
+        const folded = this.folded.has(child.path);
+        const group = el("ul", { role: "group" }, ...this._treeItems(child, level + 1));
+        group.hidden = folded;
+        items.push(
+          el(
+            "li",
+            {
+              role: "treeitem",
+              class: "pa-folder",
+              "aria-expanded": String(!folded),
+              "aria-level": String(level),
+              "data-key": `d:${child.path}`,
+              "data-folder": child.path,
+              tabindex: "-1",
+              title: nameText(child.path),
+            },
+            el(
+              "div",
+              { class: "pa-row", style: `--pa-depth: ${level - 1}` },
+              el("span", { class: "pa-twisty", "aria-hidden": "true" }),
+              el("span", { class: "pa-folder-name" }, nameNode(child.name)),
+              el("span", { class: "pa-folder-count", text: `${child.files} file${child.files === 1 ? "" : "s"}` }),
+            ),
+            group,
+          ),
+        );
+        continue;
+      }
+      const file = child.file;
+      const slash = file.path.lastIndexOf("/");
+      const item = el(
+        "li",
+        {
+          role: "treeitem",
+          class: "pa-file",
+          "aria-level": String(level),
+          "aria-selected": String(file.path === this.selected),
+          "data-key": `f:${file.path}`,
+          "data-path": file.path,
+          tabindex: "-1",
+          title: nameText(file.path),
+        },
+        el(
+          "div",
+          { class: "pa-row", style: `--pa-depth: ${level - 1}` },
+          el(
+            "span",
+            { class: "pa-file-name" },
+            // The folder part is there for screen readers, copying and the focused item; the tree
+            // shows it by nesting. The name's end (its extension) is never elided: see middleName.
+            el("span", { class: "pa-file-dir" }, ...pathParts(file.path.slice(0, slash + 1))),
+            ...middleName(file.path.slice(slash + 1)),
+          ),
+          el("span", { class: "pa-file-size", text: formatSize(file.size) }),
+        ),
+      );
+      if (file.path === this.selected) item.setAttribute("aria-current", "true");
+      items.push(item);
+    }
+    return items;
+  }
+
+  /** The tree's visible items, in order. */
+  _visibleItems() {
+    return [...this.list.querySelectorAll('[role="treeitem"]')].filter((item) => {
+      const folded = item.closest("ul[hidden]");
+      return !folded || !this.list.contains(folded);
+    });
+  }
+
+  /** One item of the tree takes Tab (roving tabindex); `focus` moves the focus to it. */
+  _rove(item, focus = false) {
+    item ??= this.list.querySelector('[aria-selected="true"]') ?? this._visibleItems()[0];
+    if (!item) return;
+    // An item in a folded folder: the folder takes Tab (only the tree's own groups count: the
+    // whole panel may be hidden, a phone's closed sheet).
+    for (let folded = item.closest("ul[hidden]"); folded && this.list.contains(folded); ) {
+      item = folded.closest('[role="treeitem"]');
+      folded = item.closest("ul[hidden]");
+    }
+    for (const other of this.list.querySelectorAll('[tabindex="0"]')) other.tabIndex = -1;
+    item.tabIndex = 0;
+    this.focusKey = item.dataset.key;
+    if (focus) item.focus();
+  }
+
+  _fold(folder, open) {
+    const path = folder.dataset.folder;
+    if (open) this.folded.delete(path);
+    else this.folded.add(path);
+    folder.setAttribute("aria-expanded", String(open));
+    folder.querySelector(":scope > ul").hidden = !open;
+  }
+
+  _treeClick(event) {
+    const item = event.target.closest('[role="treeitem"]');
+    if (!item || !this.list.contains(item)) return;
+    this._rove(item, true);
+    if (item.dataset.folder !== undefined) this._fold(item, item.getAttribute("aria-expanded") !== "true");
+    else this.select(item.dataset.path);
+  }
+
+  _treeKey(event) {
+    const item = event.target.closest('[role="treeitem"]');
+    if (!item) return;
+    const items = this._visibleItems();
+    const at = items.indexOf(item);
+    const folder = item.dataset.folder !== undefined;
+    const open = item.getAttribute("aria-expanded") === "true";
+    let next = null;
+    switch (event.key) {
+      case "ArrowDown":
+        next = items[at + 1];
+        break;
+      case "ArrowUp":
+        next = items[at - 1];
+        break;
+      case "Home":
+        next = items[0];
+        break;
+      case "End":
+        next = items.at(-1);
+        break;
+      case "ArrowRight":
+        if (folder && !open) this._fold(item, true);
+        else if (folder) next = item.querySelector('[role="treeitem"]');
+        break;
+      case "ArrowLeft":
+        if (folder && open) this._fold(item, false);
+        else next = item.parentElement.closest('[role="treeitem"]');
+        break;
+      case "Enter":
+      case " ":
+        if (folder) this._fold(item, !open);
+        else this.select(item.dataset.path);
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    if (next) this._rove(next, true);
+  }
+
   refresh(select = null) {
     this.files = JSON.parse(this.source.list());
     this.countEl.textContent = `${this.files.length} file${this.files.length === 1 ? "" : "s"}`;
     this.zipButton.disabled = this.files.length === 0;
-    const items = this.files.map((file) => {
-      const button = el(
-        "button",
-        { type: "button", class: "pa-file", "data-path": file.path, onclick: () => this.select(file.path) },
-        el("span", { class: "pa-file-name" }, nameNode(file.path)),
-        el("span", { class: "pa-file-size", text: formatSize(file.size) }),
-      );
-      if (file.path === this.selected) button.setAttribute("aria-current", "true");
-      return el("li", {}, button);
-    });
-    this.list.replaceChildren(...items);
+    const hadFocus = this.list.contains(document.activeElement);
+    this.list.replaceChildren(...this._treeItems(fileTree(this.files), 1));
+    this.list.setAttribute("role", this.files.length ? "tree" : "list"); // the empty state is no tree
+    this._rove(this.list.querySelector(`[data-key="${CSS.escape(this.focusKey ?? "")}"]`), hadFocus);
     if (!this.files.length) {
       this.list.append(
         el(
@@ -382,13 +678,16 @@ export class WorkspacePreview {
     this.selected = path;
     this.editing = null;
     this._clearUrls();
-    for (const button of this.list.querySelectorAll(".pa-file")) {
-      if (button.dataset.path === path) button.setAttribute("aria-current", "true");
-      else button.removeAttribute("aria-current");
+    this._endDocument();
+    for (const item of this.list.querySelectorAll(".pa-file")) {
+      item.setAttribute("aria-selected", String(item.dataset.path === path));
+      if (item.dataset.path === path) item.setAttribute("aria-current", "true");
+      else item.removeAttribute("aria-current");
     }
     for (const button of [this.editButton, this.renameButton, this.deleteButton, this.downloadButton])
       button.disabled = !path;
-    this.viewTitle.replaceChildren(path ? nameNode(path) : "");
+    this.viewTitle.replaceChildren(...(path ? pathParts(path) : []));
+    this.viewTitle.title = path ? nameText(path) : "";
     if (!path) {
       this.content.replaceChildren(
         el("p", { class: "pa-hint", text: this.files.length ? "Select a file to preview it." : "" }),
@@ -459,6 +758,110 @@ export class WorkspacePreview {
     area.focus();
   }
 
+  /** A PDF's pages (drawn as they scroll into view, up to the attachments' page limit) and, for
+   * PDF, DOCX and XLSX, the text a chip of this file would send: read by the attachments' worker. */
+  _documentPreview(path, bytes) {
+    const job = {};
+    this.documentJob = job;
+    const meta = el("p", { class: "pa-hint pa-doc-meta", text: "Reading the text…" });
+    const code = el("code");
+    const text = el(
+      "section",
+      { class: "pa-doc-text", "aria-label": "Text sent to the model" },
+      el("h3", { text: "Text sent to the model" }),
+      meta,
+      el("pre", { class: "pa-text", ...scrollRegion("Text sent to the model") }, code),
+    );
+    const name = path.split("/").pop();
+    const type = DOCUMENT_TYPES[extension(path)];
+    const attachment = new PendingAttachment(new File([bytes], name, { type }));
+    attachment.done.then((read) => {
+      read.dispose();
+      if (this.documentJob !== job) return;
+      if (read.status === "error") {
+        meta.textContent = read.error;
+        return;
+      }
+      const sent = read.payload.text;
+      const tokens = Math.ceil(sent.length / 4); // pi's estimate, as the composer's (web/ui/composer.js)
+      meta.textContent = `${sent.length.toLocaleString("en")} characters, about ${tokens.toLocaleString("en")} tokens.${read.notice ? ` ${read.notice}` : ""}`;
+      code.textContent = sent;
+    });
+    const parts = [text];
+    if (type === DOCUMENT_TYPES.pdf) {
+      const pages = el("div", { class: "pa-pages", role: "group", "aria-label": "Pages" });
+      parts.unshift(pages);
+      this._drawPages(pages, bytes, job).catch((error) => {
+        if (this.documentJob === job)
+          pages.replaceChildren(
+            el("p", { class: "pa-hint", text: `The pages can't be shown: ${error?.message ?? error}` }),
+          );
+      });
+    }
+    return el("div", { class: "pa-doc" }, ...parts);
+  }
+
+  async _drawPages(host, bytes, job) {
+    const pdfjs = await import("../vendor/pdf.min.js");
+    pdfjs.GlobalWorkerOptions.workerSrc = new URL("../vendor/pdf.worker.min.js", import.meta.url).href;
+    const doc = await pdfjs.getDocument({ data: bytes.slice(), isEvalSupported: false, verbosity: 0 }).promise;
+    if (this.documentJob !== job) {
+      doc.destroy();
+      return;
+    }
+    job.doc = doc;
+    const count = Math.min(doc.numPages, currentLimits().maxPages);
+    const first = (await doc.getPage(1)).getViewport({ scale: 1 });
+    const draw = async (canvas) => {
+      const page = await doc.getPage(Number(canvas.dataset.page));
+      const scale = Math.min(PAGE_SCALE_MAX, ((host.clientWidth || 600) * devicePixelRatio) / first.width);
+      const viewport = page.getViewport({ scale });
+      canvas.width = Math.floor(viewport.width);
+      canvas.height = Math.floor(viewport.height);
+      await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
+      page.cleanup();
+      canvas.dataset.drawn = "true";
+    };
+    // Pages are drawn as they come near the view: a long PDF costs only what is looked at.
+    job.observer = new IntersectionObserver(
+      (entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          job.observer.unobserve(entry.target);
+          draw(entry.target).catch(() => {
+            entry.target.dataset.drawn = "failed";
+          });
+        }
+      },
+      { root: this.content, rootMargin: "600px 0px" },
+    );
+    for (let n = 1; n <= count; n++) {
+      const canvas = el("canvas", {
+        class: "pa-page",
+        role: "img",
+        "aria-label": `Page ${n} of ${doc.numPages}`,
+        "data-page": String(n),
+        style: `aspect-ratio: ${first.width} / ${first.height}`,
+      });
+      host.append(canvas);
+      job.observer.observe(canvas);
+    }
+    if (count < doc.numPages)
+      host.append(
+        el("p", {
+          class: "pa-hint",
+          text: `The first ${count} of ${doc.numPages} pages (the attachments' page limit).`,
+        }),
+      );
+  }
+
+  _endDocument() {
+    const job = this.documentJob;
+    this.documentJob = null;
+    job?.observer?.disconnect();
+    job?.doc?.destroy();
+  }
+
   render(path, bytes) {
     const kind = previewKind(path);
     if (kind === "image") {
@@ -474,6 +877,7 @@ export class WorkspacePreview {
       this.urls.push(url);
       return el("img", { class: "pa-image", src: url, alt: visibleName(path) });
     }
+    if (kind === "document") return this._documentPreview(path, bytes);
     const text = decodeText(bytes);
     if (text === null) {
       return el("p", {
@@ -836,6 +1240,7 @@ export class WorkspacePreview {
     this.unsubscribe?.();
     this.unsubscribe?.destroy?.();
     this._clearUrls();
+    this._endDocument();
     this.root.remove();
   }
 }
