@@ -50,13 +50,13 @@ from py_agent.session import Session
 from py_agent.ai.types import AssistantMessage, TextContent, UserMessage, Usage
 
 session = Session.create()
-session.append_model_change("demo", "demo-scripted")
+session.append_model_change("Mock", "mock-model")
 session.append_session_info("A session of COUNT messages")
 for i in range(COUNT // 2):
     session.append_message(UserMessage(content=[TextContent(text=f"Question number {i}: " + "how does it go on? " * 4)], timestamp=1_700_000_000_000 + i))
     session.append_message(AssistantMessage(
         content=[TextContent(text=f"Answer number {i}: " + "it goes on, with *some* Markdown and `code`. " * 5)],
-        api="faux", provider="demo", model="demo-scripted", usage=Usage(input=10, output=20, total_tokens=30),
+        api="openai-completions", provider="Mock", model="mock-model", usage=Usage(input=10, output=20, total_tokens=30),
         timestamp=1_700_000_000_000 + i,
     ))
 saved = 0
