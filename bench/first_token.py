@@ -67,6 +67,27 @@ while saved < len(session.entries):
 session.id
 """
 
+# What building the request's body costs in Pyodide for the open session (the provider's payload,
+# then its JSON): a step between Enter and the request that grows with the session.
+PAYLOAD = """
+import time
+from py_agent.browser.main import _app
+from py_agent.ai._util import json_stringify
+from py_agent.ai.providers.openai_completions import build_payload
+from py_agent.ai.types import Context, SimpleStreamOptions
+
+chat = _app.chat
+context = Context(system_prompt=chat.system_prompt, messages=list(chat.agent.state.messages), tools=list(chat.agent.state.tools))
+times = []
+for _ in range(5):
+    t0 = time.perf_counter()
+    payload = build_payload(chat.model, context, SimpleStreamOptions())
+    t1 = time.perf_counter()
+    json_stringify(payload).encode("utf-8")
+    times.append([(t1 - t0) * 1000, (time.perf_counter() - t1) * 1000])
+times
+"""
+
 # A plain fetch() of the endpoint, as the app's request is (same body shape, streamed), read until
 # the first delta's text is in it.
 BASELINE = """async ([url, first]) => {
@@ -107,6 +128,8 @@ ARM = """([first, url]) => {
   observer.observe(transcript, { subtree: true, childList: true, characterData: true });
   m.url = url;
 }"""
+
+PYTHON = "async (code) => { const { pyodide } = await window.pyAgent.ready; const r = await pyodide.runPythonAsync(code); return r?.toJs ? r.toJs() : r; }"
 
 COLLECT = """() => {
   const m = window.__ft;
@@ -156,6 +179,9 @@ def run_case(page: Any, mock: MockProviderServer, label: str) -> list[dict[str, 
     runs = []
     for i in range(RUNS):
         run = one_pair(page, mock)
+        payload = page.evaluate(PYTHON, PAYLOAD)
+        run["payload"] = sorted(t for t, _ in payload)[len(payload) // 2]
+        run["json"] = sorted(t for _, t in payload)[len(payload) // 2]
         runs.append(run)
         print(
             f"{label} {i + 1}/{RUNS}: app {run['app']:.0f} ms, fetch {run['baseline']:.0f} ms, added "
@@ -190,7 +216,7 @@ def main() -> None:
                 page.locator("html:not([data-switching])").wait_for(state="attached")
                 cases["new session"] = run_case(page, mock, "new session")
                 session_id = page.evaluate(
-                    "async (code) => { const { pyodide } = await window.pyAgent.ready; return await pyodide.runPythonAsync(code); }",
+                    PYTHON,
                     GENERATE.replace("COUNT", str(COUNT)),
                 )
                 open_session(page, session_id, f"Answer number {COUNT // 2 - 1}:")
@@ -219,6 +245,8 @@ def main() -> None:
             f"| Enter to the context-window check done | {_report.summary(values('checked'), 'ms', 1)} |",
             f"| Enter to the request leaving (Resource Timing) | {_report.summary(values('request'), 'ms', 1)} |",
             f"| Enter to the send command's answer | {_report.summary(values('sent'), 'ms', 1)} |",
+            f"| building the request's payload in Pyodide (5 times after each run: the median) | {_report.summary(values('payload'), 'ms', 1)} |",
+            f"| … its JSON | {_report.summary(values('json'), 'ms', 1)} |",
         ]
     table = "\n".join(rows)
     body = f"""## Send to first token
