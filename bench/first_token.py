@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 
 import _browser  # noqa: E402
 import _report  # noqa: E402
+import long_session  # noqa: E402
 
 from py_agent.testing.mock_server import MockProviderServer  # noqa: E402
 
@@ -44,28 +45,16 @@ TARGET_MS = 20.0
 FIRST = "Firsttoken"  # the first delta's text (one delta: chunk_size is its length)
 REPLY = {"text": FIRST + " and the rest of the reply.", "chunk_size": len(FIRST), "delay_ms": DELAY_MS}
 
-GENERATE = """
-from py_agent.browser.main import _app
-from py_agent.session import Session
-from py_agent.ai.types import AssistantMessage, TextContent, UserMessage, Usage
-
-session = Session.create()
-session.append_model_change("Mock", "mock-model")
-session.append_session_info("A session of COUNT messages")
-for i in range(COUNT // 2):
-    session.append_message(UserMessage(content=[TextContent(text=f"Question number {i}: " + "how does it go on? " * 4)], timestamp=1_700_000_000_000 + i))
-    session.append_message(AssistantMessage(
-        content=[TextContent(text=f"Answer number {i}: " + "it goes on, with *some* Markdown and `code`. " * 5)],
-        api="openai-completions", provider="Mock", model="mock-model", usage=Usage(input=10, output=20, total_tokens=30),
-        timestamp=1_700_000_000_000 + i,
-    ))
-saved = 0
-while saved < len(session.entries):
-    batch = session.entries[saved:saved + 1000]
-    await _app.store.append(session, saved, batch, clear_draft=False)
-    saved += len(batch)
-session.id
-"""
+# long_session.py's session of COUNT messages, its replies from the model the sends use (a request
+# to another model converts every earlier reply: py_agent/ai/transform.py).
+GENERATE = (
+    long_session.GENERATE.replace('"demo", "demo-scripted"', '"Mock", "mock-model"')
+    .replace(
+        'api="faux", provider="demo", model="demo-scripted"',
+        'api="openai-completions", provider="Mock", model="mock-model"',
+    )
+    .replace("A long session", "A session of COUNT messages")
+)
 
 # What building the request's body costs in Pyodide for the open session (the provider's payload,
 # then its JSON): a step between Enter and the request that grows with the session.
