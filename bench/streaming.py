@@ -249,7 +249,7 @@ A frame near the end of a 200 kB reply costs at most 2x a frame near its start: 
 
 NOTES = """
 How the page keeps up: py_agent's fetch transport hands a fast stream over in 4 kB slices and gives
-the thread back to the browser every 8 ms (`py_agent/transports/fetch.py`), and `web/boot/fastboot.js` replaces
+the thread back to the browser every 8 ms (`py_agent/transports/fetch.py`), and `web/boot/runtime.js` replaces
 Pyodide's scheduler. Pyodide's ran every queued asyncio callback per MessageChannel message, the
 Python code in promise reactions after it; under a fast stream the messages piled up and ran back to
 back: before these changes this benchmark saw 3 to 4 renders per reply and tasks of 150–800 ms. The

@@ -87,12 +87,17 @@ SITE_WHEEL_EXCLUDES = ("testing/*", "transports/httpx.py")
 
 SANDBOX_LOCK = "sandbox-lock.json"
 SITE_PACKAGES_SCRIPT = ROOT / "scripts" / "site_packages.mjs"
+# What that script runs besides the site's files: the Python it runs in Pyodide (byte-compiling, the
+# bundle, the standard library's zip) and the page's module with Python's environment.
+SITE_PACKAGES_INPUTS = (SITE_PACKAGES_SCRIPT, ROOT / "buildsys" / "in_pyodide.py", ROOT / "web" / "boot" / "runtime.js")
 SITE_PACKAGES_FILE = "site-packages.bin"
 SNAPSHOT_SCRIPT = ROOT / "scripts" / "snapshot.mjs"
 # The memory snapshot a first visit restores (gzip'd): see site.build_snapshot().
 SNAPSHOT_FILE = "memory-snapshot.bin"
 # What the snapshot is made with besides the site's files (scripts/snapshot.mjs imports them).
-SNAPSHOT_WEB_MODULES = ("boot/fastboot.js", "boot/snapshot.js", "boot/unpack.js")
+SNAPSHOT_WEB_MODULES = tuple(
+    f"boot/{name}" for name in ("runtime.js", "snapshot.js", "install.js", "unpack.js", "bytes.js")
+)
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 

@@ -28,6 +28,7 @@ from .config import (
     RUNTIME_RENAMES,
     SANDBOX_LOCK,
     SITE_PACKAGES_FILE,
+    SITE_PACKAGES_INPUTS,
     SITE_PACKAGES_SCRIPT,
     SNAPSHOT_FILE,
     SNAPSHOT_SCRIPT,
@@ -336,11 +337,11 @@ def build_site_packages(runtime_dir: Path, wheel_hashes: list[str]) -> tuple[dic
     (STDLIB_FILE, beside Pyodide's own python_stdlib.zip, which has none). ({file, size, sha256}
     of each) for the manifest.
 
-    Cached in .cache/site-packages/ by the runtime, the wheels and the script. Without Node.js, or
-    if the script fails, the site ships without them (the page then unzips the wheels, loads
-    Pyodide's python_stdlib.zip, and imports compile the sources: slower)."""
+    Cached in .cache/site-packages/ by the runtime, the wheels and the script's inputs. Without
+    Node.js, or if the script fails, the site ships without them (the page then unzips the wheels,
+    loads Pyodide's python_stdlib.zip, and imports compile the sources: slower)."""
     key = hashlib.sha256(
-        "\0".join([PYODIDE_VERSION, *wheel_hashes, sha256_file(SITE_PACKAGES_SCRIPT)]).encode()
+        "\0".join([PYODIDE_VERSION, *wheel_hashes, *map(sha256_file, SITE_PACKAGES_INPUTS)]).encode()
     ).hexdigest()
     cached = CACHE / "site-packages" / f"{key}.bin"
     cached_stdlib = cached.with_suffix(".zip")
@@ -495,6 +496,8 @@ def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
             continue
         if rel.as_posix() == SANDBOX_FRAME_TEMPLATE:
             continue  # not served itself: write_sandbox_frames() fills it in
+        if src.name.endswith(".d.ts"):
+            continue  # types for TypeScript's checks (jsconfig.json), not the page's
         dest = site / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)

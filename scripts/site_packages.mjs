@@ -16,12 +16,20 @@
 //
 //     "py-agent-site-packages 1\n" + JSON [[path relative to site-packages, size], ...] + "\n" + the files' bytes
 //
-// web/boot/unpack.js reads it; web/boot/fastboot.js writes it into site-packages. OUT_STDLIB gets the
+// web/boot/unpack.js reads it; web/boot/install.js writes it into site-packages. OUT_STDLIB gets the
 // standard library's zip with bytecode for the modules the page imports (below).
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+
+// The Python run in Pyodide here: buildsys/in_pyodide.py, its functions in a namespace of their own.
+const IN_PYODIDE = readFileSync(new URL("../buildsys/in_pyodide.py", import.meta.url), "utf8");
+function inPyodide(py) {
+  const namespace = py.globals.get("dict")();
+  py.runPython(IN_PYODIDE, { globals: namespace, filename: "buildsys/in_pyodide.py" });
+  return namespace;
+}
 
 const [siteArg, outArg, stdlibArg] = process.argv.slice(2);
 if (!siteArg || !outArg || !stdlibArg) {
@@ -29,8 +37,8 @@ if (!siteArg || !outArg || !stdlibArg) {
   process.exit(2);
 }
 const runtime = `${join(resolve(siteArg), "pyodide")}/`;
-// The page's environment (web/boot/fastboot.js, PYTHON_ENV), for the imports below.
-const env = { PYDANTIC_DISABLE_PLUGINS: "__all__" };
+// The page's environment, for the imports below.
+const { PYTHON_ENV: env } = await import(new URL("../web/boot/runtime.js", import.meta.url).href);
 const { loadPyodide } = await import(pathToFileURL(join(runtime, "pyodide.mjs")).href);
 const pyodide = await loadPyodide({
   indexURL: runtime,
@@ -42,26 +50,13 @@ const pyodide = await loadPyodide({
 });
 const lock = JSON.parse(readFileSync(join(runtime, "pyodide-lock.json"), "utf8"));
 await pyodide.loadPackage(Object.keys(lock.packages), { messageCallback: () => {}, checkIntegrity: true });
-pyodide.runPython(`
-import importlib.util, os, py_compile, sysconfig
-
-site = sysconfig.get_paths()["purelib"]
-for folder, dirs, names in os.walk(site):
-    dirs[:] = [d for d in dirs if d != "__pycache__"]
-    for name in names:
-        if name.endswith(".py") and not folder.endswith(".dist-info"):
-            source = os.path.join(folder, name)
-            try:
-                py_compile.compile(source, cfile=importlib.util.cache_from_source(source), dfile=source,
-                                   doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-            except py_compile.PyCompileError:
-                pass  # a file that does not compile is compiled (and fails) at import, as without the bundle
-`);
+const build = inPyodide(pyodide);
+build.get("compile_site_packages")();
 
 // The standard library lives in a zip without bytecode (Pyodide's python_stdlib.zip): each module
 // Python imports from it is compiled from source at every start (~190 at Pyodide's own start).
-// A fresh Pyodide with these packages (as the page has them) imports what the page imports (and
-// what the app's start imports lazily: its plugins, the model catalogue); every module it then
+// A fresh Pyodide with these packages (as the page has them) imports what the page imports and
+// what the snapshot's warm-up imports (py_agent/browser/boot.py); every module it then
 // has from the zip, those of Pyodide's start included, gets an unchecked-hash .pyc beside its
 // .py in a copy of the zip (OUT_STDLIB), compiled with the file name an import from the zip gives
 // its code. zipimport takes `name.pyc` before `name.py` and uses an unchecked-hash one without
@@ -81,62 +76,11 @@ const site = pyodide._api.sitepackages;
     } else probe.FS.writeFile(path, pyodide.FS.readFile(path));
   }
 })(site);
-probe.runPython(`
-import importlib, sys
-sys.dont_write_bytecode = True
-importlib.invalidate_caches()  # as the page does once it has written site-packages: imports importlib.metadata
-import py_agent, pydantic, py_agent.browser.main  # noqa: E401, F401
-# What the app's start imports lazily (its plugins, the model catalogue: importlib.resources), as
-# the snapshot's worker does too (web/boot/fastboot.js, WARM_CODE).
-try:
-    from py_agent.app.plugins import default_plugins
-    from py_agent.app.plugin_contract import load_plugins
-    from py_agent.ai import models
-    load_plugins(default_plugins())  # builds each plugin: imports its modules
-    models._load()
-except Exception:
-    pass
-zip_path = next(p for p in sys.path if p.endswith(".zip"))
-members = sorted({
-    origin[len(zip_path) + 1:] for module in list(sys.modules.values())
-    if (origin := getattr(getattr(module, "__spec__", None), "origin", None) or "").startswith(zip_path + "/")
-    and origin.endswith(".py")
-})
-`);
-const members = probe.globals.get("members").toJs();
-probe.FS.writeFile("/tmp/members.json", JSON.stringify(members));
-probe.runPython(`
-import importlib._bootstrap_external as external, importlib.util, json, sys, zipfile
-
-zip_path = next(p for p in sys.path if p.endswith(".zip"))  # where the page mounts it too
-compiled = set(json.load(open("/tmp/members.json")))
-with zipfile.ZipFile(zip_path) as stock, zipfile.ZipFile("/tmp/stdlib.zip", "w") as out:
-    for info in stock.infolist():
-        data = stock.read(info)
-        out.writestr(info, data, compress_type=info.compress_type, compresslevel=9)
-        if info.filename in compiled and info.filename + "c" not in stock.namelist():
-            code = compile(data, f"{zip_path}/{info.filename}", "exec", dont_inherit=True, optimize=0)
-            pyc = external._code_to_hash_pyc(code, importlib.util.source_hash(data), checked=False)
-            entry = zipfile.ZipInfo(info.filename + "c", date_time=info.date_time)
-            entry.external_attr = info.external_attr
-            out.writestr(entry, bytes(pyc), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-`);
+const probeBuild = inPyodide(probe);
+const members = probeBuild.get("imported_stdlib_modules")();
+probeBuild.get("write_stdlib_zip")(members, "/tmp/stdlib.zip");
 writeFileSync(stdlibArg, probe.FS.readFile("/tmp/stdlib.zip"));
 
-const bundle = pyodide.runPython(`
-import gzip, json, os, sysconfig
-
-site = sysconfig.get_paths()["purelib"]
-files = []
-for folder, dirs, names in os.walk(site):
-    dirs.sort()
-    for name in sorted(names):
-        path = os.path.join(folder, name)
-        with open(path, "rb") as f:
-            files.append((os.path.relpath(path, site), f.read()))
-index = json.dumps([[rel, len(data)] for rel, data in files], separators=(",", ":"))
-raw = b"py-agent-site-packages 1\\n" + index.encode() + b"\\n" + b"".join(data for _, data in files)
-gzip.compress(raw, compresslevel=9, mtime=0)
-`);
+const bundle = build.get("bundle")();
 writeFileSync(outArg, bundle.toJs());
 bundle.destroy();

@@ -2,10 +2,11 @@
 // Makes the memory snapshot that a first visit restores (build.py runs this when Node.js is there,
 // after scripts/site_packages.mjs; see build_snapshot() in buildsys/site.py). It does what the
 // page's snapshot worker does (web/boot/snapshot-worker.js), with the same modules of the page
-// (web/boot/fastboot.js, web/boot/unpack.js, web/boot/snapshot.js) and the same files of the site: a Pyodide
-// started with `_makeSnapshot` and the site's standard library zip, site-packages.bin installed,
-// py_agent and the app's Python modules imported (IMPORT_CODE), the deferred validators built
-// (WARM_CODE), then the snapshot and the record of pydantic-core's library (snapshot.js).
+// (web/boot/runtime.js, web/boot/unpack.js, web/boot/snapshot.js: makeSnapshotOf) and the same
+// files of the site: a Pyodide started with `_makeSnapshot` and the site's standard library zip,
+// site-packages.bin installed, py_agent and the app's Python modules imported and the deferred
+// validators built (the same Python module: py_agent/browser/boot.py), then the snapshot and the
+// record of pydantic-core's library (snapshot.js).
 //
 //     node scripts/snapshot.mjs SITE_DIR OUT_FILE OUT_RECORD
 //
@@ -64,9 +65,9 @@ globalThis.fetch = async (input, init = {}) => {
   return new Response(bytes, { headers: { "content-type": "application/octet-stream" } });
 };
 
-const { PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } = await import(
-  new URL("boot/fastboot.js", web).href
-);
+const { PYTHON_ENV, stdlibOptions } = await import(new URL("boot/runtime.js", web).href);
+const { makeSnapshotOf } = await import(new URL("boot/snapshot.js", web).href);
+const { startUnpacking } = await import(new URL("boot/unpack.js", web).href);
 
 // CPython's call trampoline. In a browser, the runtime instantiates a small WebAssembly module
 // (getWasmTrampolineModule in pyodide.asm.js: it calls a function with the number of arguments its
@@ -209,7 +210,7 @@ if (!jsTrampoline && !trampolineAdded) {
   throw new Error("the runtime did not instantiate its call trampoline");
 }
 const tableAtStart = pyodide._module.wasmTable.length;
-const { meta, bytes } = await snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version: null });
+const { meta, bytes } = await makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifest, version: null });
 // Python may hold references to JavaScript objects only through Pyodide's own API: the snapshot
 // records any other by its path from globalThis, which in a page would be the page's object of
 // that name, or nothing (a snapshot that references one is not shipped).

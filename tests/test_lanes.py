@@ -148,3 +148,13 @@ def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[s
     failed = failed_checks(sources_copy)
     assert list(failed) == [TSC]
     assert "TS2322" in failed[TSC]
+
+
+def test_test_modules_have_names_unique_across_the_suite() -> None:
+    # pytest imports test modules by their base name (no packages under tests/): two files of one name
+    # in different folders stop the whole run at collection ("import file mismatch").
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "node_modules" not in path.parts:
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -30,7 +30,7 @@ def test_manifest_lists_every_file_of_the_site(built_site: Path) -> None:
         assert entry["size"] == len(data), path
         assert entry["sha256"] == hashlib.sha256(data).hexdigest(), path
     # The files boot.js needs are there, with the service worker beside index.html.
-    assert {"index.html", "boot/boot.js", "boot/fastboot.js", "pyodide/pyodide.asm.wasm"} <= set(listed)
+    assert {"index.html", "boot/boot.js", "boot/runtime.js", "pyodide/pyodide.asm.wasm"} <= set(listed)
     assert (built_site / "sw.js").is_file()
 
 

@@ -19,7 +19,10 @@
 //   listed file), marked complete, and older versions that no open page uses are deleted (with
 //   the memory snapshot boot.js keeps in the same cache).
 
-const PREFIX = "py-agent-site-";
+// The cache-name prefix and the byte helpers, shared with the page's start (a classic script that
+// sets the global pyAgentBytes).
+importScripts("boot/bytes.js");
+const { CACHE_PREFIX: PREFIX, sha256 } = pyAgentBytes;
 const SCOPE = new URL(self.registration.scope);
 const MANIFEST_URL = new URL("manifest.json", SCOPE).href;
 const COMPLETE_KEY = new URL("__sw__/complete", SCOPE).href;
@@ -73,12 +76,8 @@ self.addEventListener("message", (event) => {
 
 // ---- Versions ----
 
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 async function remember(bytes) {
-  const hash = hex(await crypto.subtle.digest("SHA-256", bytes));
+  const hash = await sha256(bytes);
   let version = versions.get(hash);
   if (!version) {
     let manifest;
@@ -209,7 +208,7 @@ async function keep(cache, version, key, response) {
 
 async function keepVerified(cache, version, key, entry, response) {
   const bytes = await response.arrayBuffer();
-  if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== entry.sha256) return false;
+  if ((await sha256(bytes)) !== entry.sha256) return false;
   const headers = new Headers(response.headers);
   headers.set("content-length", String(bytes.byteLength));
   await keep(cache, version, key, new Response(bytes, { status: 200, statusText: response.statusText, headers }));

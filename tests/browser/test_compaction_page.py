@@ -171,3 +171,36 @@ def test_a_failing_summary_leaves_the_session_unchanged(app: App, mock: MockProv
     assert entry_types(app) == types_before
     assert app.user_texts() == user_texts_before
     assert page.locator("#transcript .msg.compaction").count() == 0
+
+
+def test_the_version_left_can_be_summarized_here(app: App, mock: MockProviderServer) -> None:
+    page = app.page
+    app.new_chat()
+    app.choose_model("small window", "Small window")
+    mock.reset()
+    mock.script([{"text": "Answer to X."}, {"text": "Answer to Y."}, {"text": "## Goal\nX was tried: BRANCH-MARK."}])
+    send_and_wait(app, "try X", "Answer to X.")
+    user = page.locator("#transcript .msg.user").first
+    user.hover()
+    user.locator(".edit-msg").click()
+    user.locator(".edit-area").fill("try Y instead")
+    user.locator(".edit-area").press("Enter")
+    page.locator("#transcript .msg.assistant", has_text="Answer to Y.").wait_for()
+    app.wait_idle()
+    page.locator("#session-menu-btn").click()
+    assert page.locator("#summarize-left").is_disabled()  # no version left yet
+    page.keyboard.press("Escape")
+    switcher = page.locator("#transcript .msg.user .branch")
+    switcher.locator("button[aria-label='Previous version']").click()
+    page.locator("#transcript .msg.assistant", has_text="Answer to X.").wait_for()
+    switcher.locator("button[aria-label='Next version']").click()
+    page.locator("#transcript .msg.assistant", has_text="Answer to Y.").wait_for()
+    page.locator("#session-menu-btn").click()
+    page.locator("#summarize-left").click()
+    dialog = page.locator("dialog[open]")
+    dialog.locator("button", has_text="Summarize").click()
+    page.locator("#transcript .msg.note", has_text="BRANCH-MARK").wait_for(timeout=60_000)
+    app.wait_idle()
+    prompt = texts_sent(mock.requests[-1]["body"])[0]
+    assert "[User]: try X" in prompt and "try Y" not in prompt
+    assert entry_types(app)[-1] == "branch_summary"

@@ -1,7 +1,7 @@
 """The site after its first visit: offline use (service worker), a new build picked up at the next
 visit, and the memory snapshots: the one shipped with the site (built by scripts/snapshot.mjs), which
 a first visit restores, and the one a visit makes for the next when the shipped one did not restore
-(web/sw.js, web/boot/fastboot.js, web/boot/snapshot.js).
+(web/sw.js, web/boot/site-cache.js, web/boot/snapshot.js).
 
 Each test serves its own copy of the site, so that it can change the files or stop the server.
 "Offline" is both Playwright's offline mode and the site's server shut down.
@@ -425,10 +425,10 @@ _before = _name in sys.modules
         page.context.close()
 
 
-# The files web/boot/fastboot.js's memfsWriter writes and those FS.writeFile and FS.mkdirTree write (what
+# The files web/boot/install.js's memfsWriter writes and those FS.writeFile and FS.mkdirTree write (what
 # Pyodide's own install does) for the same paths, read back by Python: the same tree.
 WRITERS = """async () => {
-  const { memfsWriter } = await import(new URL("boot/fastboot.js", document.baseURI).href);
+  const { memfsWriter } = await import(new URL("boot/install.js", document.baseURI).href);
   const { FS } = window.pyAgent.pyodide;
   const files = [
     ["a.py", new TextEncoder().encode("A = 1\\n")],

@@ -298,7 +298,7 @@ def test_hostile_titles_names_providers_and_urls(app: GuardedApp, mock: MockProv
     app.add_provider(hostile_provider, mock, [{"id": SHORT[2], "name": SHORT[1]}])
     page.locator("#model-button").click()
     page.locator("#model-search").fill("evil")
-    page.wait_for_timeout(300)
+    page.locator("#model-list[data-query='evil']").wait_for()  # the search is debounced
     page.keyboard.press("Enter")
     page.locator("#model-button", has_text="<svg").wait_for()
     app.type_and_enter("needs a key")

@@ -618,23 +618,27 @@ def test_every_control_has_an_accessible_name(app: App) -> None:
 
 def test_model_picker_works_from_the_keyboard(app: App) -> None:
     page = app.page
+
+    def shown(query: str) -> None:  # the list shows that query's results (the search is debounced)
+        page.locator("#model-list").and_(page.locator(f"[data-query={json.dumps(query)}]")).wait_for()
+
     page.locator("#input").focus()
     page.keyboard.press("Control+k")
     search = page.locator("#model-search")
     search.wait_for()
     assert search.evaluate("el => el === document.activeElement")
     search.type("CLSN45")
-    page.wait_for_timeout(200)
+    shown("CLSN45")
     ids = page.locator(".model-row").evaluate_all("els => els.slice(0, 10).map(e => e.dataset.id)")
     assert any(i.startswith("claude-sonnet-4-5") for i in ids), ids
     search.fill("claude")
-    page.wait_for_timeout(200)
+    shown("claude")
     lower = page.locator(".model-row").evaluate_all("els => els.map(e => e.dataset.id)")
     search.fill("Claude")
-    page.wait_for_timeout(200)
+    shown("Claude")
     assert page.locator(".model-row").evaluate_all("els => els.map(e => e.dataset.id)") == lower
     search.fill("gpt-5-mini")
-    page.wait_for_timeout(200)
+    shown("gpt-5-mini")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")

@@ -308,20 +308,16 @@ def about_limits(chat: Chat) -> list[str]:
 
 def test_an_mcp_servers_tools_added_in_settings_are_called(chat: Chat, mock: MockProviderServer) -> None:
     d = chat.driver
-    with McpTestServer() as server, McpTestServer(cors=False) as refusing:
+    with McpTestServer() as server:
         chat.add_provider("Mock MCP", mock, [{"id": "mock-mcp", "name": "Mock MCP", "input": ["text", "image"]}])
         chat.py("save_key", provider="Mock MCP", key="sk-ant-engines-mcp-0002")
         d.click("#open-settings")
         d.click("#settings-tab-mcp")
+        d.wait("#mcp-add")  # the tab is drawn once Python answered
         d.fill("#mcp-name", "tools")
         d.fill("#mcp-url", server.url)
         d.click("#mcp-add")
         d.wait(".mcp-server[data-name='tools'] .mcp-tool[data-tool='add']", "Add two integers and return the sum")
-        # A server that does not allow the page's origin is named, with the headers to add.
-        d.fill("#mcp-name", "refusing")
-        d.fill("#mcp-url", refusing.url)
-        d.click("#mcp-add")
-        d.wait(".mcp-server[data-name='refusing'] .mcp-problem[data-kind='cors']", "Access-Control-Allow-Origin")
         d.press("#mcp-add", "Escape")
         d.wait_gone("dialog[open]")
         chat.new_chat()
@@ -343,6 +339,7 @@ def test_an_mcp_servers_tools_added_in_settings_are_called(chat: Chat, mock: Moc
         # A tool switched off leaves the next request's tools.
         d.click("#open-settings")
         d.click("#settings-tab-mcp")
+        d.wait(".mcp-server[data-name='tools'] .mcp-tool-switch[data-tool='add']")
         d.click(".mcp-server[data-name='tools'] .mcp-tool-switch[data-tool='add']")
         d.wait_until(lambda: "mcp__tools__add" not in d.js("return window.pyAgentApp.state.tools;"), "add switched off")
         d.press("#mcp-add", "Escape")
@@ -355,7 +352,29 @@ def test_an_mcp_servers_tools_added_in_settings_are_called(chat: Chat, mock: Moc
         names = [tool["name"] for tool in mock.requests[0]["body"]["tools"]]
         assert "mcp__tools__add" not in names and "mcp__tools__weather" in names
     chat.py("mcp_remove", name="tools")
-    chat.py("mcp_remove", name="refusing")
+
+
+def test_an_mcp_server_without_cors_is_named_in_settings(chat: Chat, request: pytest.FixtureRequest) -> None:
+    d = chat.driver
+    if d.engine == "webkit":
+        # Found here: in WebKitGTK the page's own fetch to such a server rejects at once ("Load failed"),
+        # but the MCP connection from Python does not end before the 30 s limit of the tab's test.
+        reason = "WebKitGTK: the refused MCP request does not end (not investigated yet)"
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    with McpTestServer(cors=False) as refusing:
+        d.click("#open-settings")
+        d.click("#settings-tab-mcp")
+        d.wait("#mcp-add")
+        try:
+            d.fill("#mcp-name", "refusing")
+            d.fill("#mcp-url", refusing.url)
+            d.click("#mcp-add")
+            problem = ".mcp-server[data-name='refusing'] .mcp-problem[data-kind='cors']"
+            d.wait(problem, "Access-Control-Allow-Origin", timeout=45)
+        finally:
+            d.press("#mcp-add", "Escape")
+            d.wait_gone("dialog[open]")
+            chat.py("mcp_remove", name="refusing")
 
 
 def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:

@@ -1,7 +1,8 @@
+// @ts-check
 // A classic script (not a module): it runs even when the host serves boot.js, or a module it
 // imports, with a type browsers refuse for module scripts, or not at all. boot.js then never runs
 // and cannot explain anything, so this names the file, what the host sent and the fix. It does
-// nothing once boot.js runs (boot.js reports every later fault itself, web/boot/boot.js hostFault()).
+// nothing once boot.js runs (boot.js reports every later fault itself, web/boot/host-faults.js).
 (function () {
   "use strict";
   var script = document.querySelector('script[type="module"][src="boot/boot.js"]');
@@ -45,7 +46,23 @@
   }
   script.addEventListener("error", function () {
     if (document.documentElement.dataset.state !== "loading") return;
-    var files = ["boot/boot.js", "boot/fastboot.js", "boot/snapshot.js", "boot/unpack.js"];
+    // boot.js and the modules it imports (index.html preloads the same list).
+    var files = [
+      "boot.js",
+      "boot-error.js",
+      "boot-screen.js",
+      "first-screen.js",
+      "host-faults.js",
+      "runtime.js",
+      "site-cache.js",
+      "pyodide-starts.js",
+      "snapshot.js",
+      "install.js",
+      "unpack.js",
+      "bytes.js",
+    ].map(function (name) {
+      return "boot/" + name;
+    });
     Promise.all(files.map(check)).then(function (found) {
       var messages = found.filter(Boolean);
       if (document.documentElement.dataset.state !== "loading") return;

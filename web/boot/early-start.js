@@ -1,3 +1,4 @@
+// @ts-check
 // Starts the first screen (web/boot/early.js: drawn from IndexedDB before the app's modules and Python)
 // as soon as the page's head is read. A classic script, not a module script: the browser runs a
 // module script only when its scheduling of module scripts comes round, which can be well after

@@ -1,3 +1,4 @@
+// @ts-check
 // The first screen, drawn before the app's own modules and long before Python: web/boot/early-start.js
 // (a classic script in index.html's head) imports this module as the page starts; its imports are
 // few and small (IndexedDB, the session list, DOM helpers). It opens the app's IndexedDB at once
@@ -33,6 +34,10 @@ const SHELL_WAIT_MS = 200;
 
 performance.mark("py-agent:early-module");
 const root = document.documentElement;
+/**
+ * @param {string} id
+ * @returns {any} the element (the form controls of index.html)
+ */
 const $ = (id) => document.getElementById(id);
 const cleanups = [];
 
@@ -112,7 +117,9 @@ async function read() {
 // bypasses the service worker). IndexedDB then has no session to show, and the first screen does
 // not wait for it: in a new browser profile, storage takes a while to answer its first request.
 function firstVisit() {
-  const navigation = performance.getEntriesByType?.("navigation")?.[0];
+  const navigation = /** @type {PerformanceNavigationTiming | undefined} */ (
+    performance.getEntriesByType?.("navigation")?.[0]
+  );
   return (
     Boolean(navigator.serviceWorker) &&
     !navigator.serviceWorker.controller &&

@@ -1,3 +1,4 @@
+// @ts-check
 // IndexedDB for py-agent: the versioned schema and the few transactions the Python storage layer
 // (py_agent/app/storage.py, through py_agent/browser/idb.py) needs. Values cross into Python as
 // strings (JSON, or entry lines joined by "\n"), so one call moves one string, however many
@@ -9,6 +10,10 @@
 
 export const DB_NAME = "py-agent";
 
+/**
+ * Each schema version's upgrade, run in order from the stored version: (db, the upgrade's transaction).
+ * @type {((db: IDBDatabase, tx: IDBTransaction | null) => void)[]}
+ */
 export const UPGRADES = [
   // 1: sessions as pi's entries (one record per entry), metadata, drafts, settings, keys, providers.
   (db) => {
@@ -55,6 +60,7 @@ function sessionRange(sessionId) {
   return IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]);
 }
 
+/** @param {{name?: string, version?: number, onVersionChange?: () => void}} [options] */
 export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersionChange } = {}) {
   return new Promise((resolve, reject) => {
     let req;
@@ -100,6 +106,8 @@ export function openDatabase({ name = DB_NAME, version = SCHEMA_VERSION, onVersi
  * A connection opened without a version (web/boot/early-start.js, as the page starts) as a Storage, if
  * it is this schema's version with its stores; otherwise null, and the connection is closed (so
  * that openDatabase() can upgrade it).
+ * @param {IDBDatabase | null} db
+ * @param {{version?: number, onVersionChange?: () => void}} [options]
  */
 export function adoptDatabase(db, { version = SCHEMA_VERSION, onVersionChange } = {}) {
   if (!db) return null;

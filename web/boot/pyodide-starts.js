@@ -1,5 +1,6 @@
+// @ts-check
 // Pyodide instances started beside the app's own, one at a time: the memory-snapshot worker
-// (web/boot/fastboot.js makeSnapshot) and the python tool's interpreters (web/sandbox/host.js).
+// (web/boot/site-cache.js makeSnapshot) and the python tool's interpreters (web/sandbox/host.js).
 // Compiling Pyodide (a 10 MB WebAssembly module, and its optimizing tier-up in the background)
 // is the largest transient memory a renderer of this app takes; two at once double the peak, and
 // where the browser keeps the sandbox frames in the page's process (Chromium keeps them apart:
@@ -11,6 +12,9 @@ let last = Promise.resolve();
 /**
  * Runs `start` (returning a promise that settles once that Pyodide is up, or gave up) after every
  * start asked for before it has settled. Resolves or rejects as `start` does.
+ * @template T
+ * @param {() => Promise<T>} start
+ * @returns {Promise<T>}
  */
 export function startPyodideInTurn(start) {
   const turn = last.then(() => start());

@@ -1,3 +1,4 @@
+// @ts-check
 // A worker that web/boot/boot.js starts once it has manifest.json: it reads, off the page's thread, the
 // kept memory snapshot and site-packages.bin, and hands each to the page as soon as it is read,
 // its buffer transferred (not copied):
@@ -14,35 +15,61 @@
 // damaged file) the page does again itself, as without this worker, and then meets and reports
 // what went wrong: nothing is reported from here.
 
-import { CACHE_PREFIX } from "./fastboot.js";
+import "./bytes.js";
 import { findSnapshot, SNAPSHOT_PATH } from "./snapshot.js";
 import { fetchChecked, inflate } from "./unpack.js";
 
+/** @typedef {import("./messages.js").ReadAheadRequest} ReadAheadRequest */
+/** @typedef {import("./messages.js").ReadAheadMessage} ReadAheadMessage */
+/** @typedef {import("./messages.js").Manifest} Manifest */
+
+const { CACHE_PREFIX } = pyAgentBytes;
+
+/**
+ * A message to the page (buffers in `transfer` are handed over, not copied).
+ * @param {ReadAheadMessage} message
+ * @param {Transferable[]} [transfer]
+ */
+const post = (message, transfer = []) => /** @type {any} */ (self).postMessage(message, transfer);
 const siteUrl = (path) => new URL(path, new URL("../", self.location.href)).href;
+/**
+ * @param {ReadAheadMessage["kind"]} kind
+ * @param {any} error
+ * @returns {ReadAheadMessage}
+ */
 const failed = (kind, error) => ({ kind, error: String(error?.message ?? error) });
 
+/**
+ * @param {Manifest} manifest
+ * @param {string} version
+ */
 async function snapshot(manifest, version) {
   const cache = await caches.open(CACHE_PREFIX + version);
   const found = await findSnapshot(cache, siteUrl(SNAPSHOT_PATH), {
     version,
     bundleSha256: manifest.site_packages.sha256,
   });
-  self.postMessage({ kind: "snapshot-record", stale: found?.stale ?? null, meta: found?.meta ?? null });
-  if (!found?.meta) return;
+  if (!found || !("meta" in found)) {
+    post({ kind: "snapshot-record", stale: found && "stale" in found ? found.stale : null, meta: null });
+    return;
+  }
+  post({ kind: "snapshot-record", stale: null, meta: found.meta });
   try {
     await found.read;
-    self.postMessage({ kind: "snapshot-bytes", bytes: found.bytes }, [found.bytes.buffer]);
+    post({ kind: "snapshot-bytes", bytes: found.bytes }, [found.bytes.buffer]);
   } catch (error) {
-    self.postMessage(failed("snapshot-bytes", error));
+    post(failed("snapshot-bytes", error));
   }
 }
 
+/** @param {import("./messages.js").SiteFile} source */
 async function bundle(source) {
   const raw = await inflate(await fetchChecked(siteUrl(source.file), source.sha256), "gzip");
-  self.postMessage({ kind: "bundle", sha256: source.sha256, raw }, [raw.buffer]);
+  post({ kind: "bundle", sha256: source.sha256, raw }, [raw.buffer]);
 }
 
+/** @param {MessageEvent<ReadAheadRequest>} event */
 self.onmessage = ({ data: { manifest, version, snapshot: wanted } }) => {
-  bundle(manifest.site_packages).catch((error) => self.postMessage(failed("bundle", error)));
-  if (wanted) snapshot(manifest, version).catch((error) => self.postMessage(failed("snapshot-record", error)));
+  bundle(manifest.site_packages).catch((error) => post(failed("bundle", error)));
+  if (wanted) snapshot(manifest, version).catch((error) => post(failed("snapshot-record", error)));
 };

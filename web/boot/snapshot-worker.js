@@ -1,20 +1,30 @@
+// @ts-check
 // Makes the memory snapshot that later visits restore (snapshot.js), in a worker of its own, once
 // the page is ready: the first visit does not wait for it. A Pyodide of its own, from the same
-// files (the page's standard library zip too), started with `_makeSnapshot`, installs site-packages.bin as the page does (fetched with
-// its sha256 as Subresource Integrity: unpack.js), imports py_agent and the app's Python modules
-// as the page does (fastboot.js, IMPORT_CODE), builds the validators a page builds on first use
-// (WARM_CODE); then the snapshot, with the record of its dynamic
-// libraries, goes into Cache Storage, in the cache of this version of the site (sw.js deletes it
-// with that version).
+// files (the page's standard library zip too), started with `_makeSnapshot`, installs
+// site-packages.bin as the page does (fetched with its sha256 as Subresource Integrity:
+// unpack.js), imports py_agent and the app's Python modules as the page does and builds the
+// validators a page builds on first use (snapshot.js makeSnapshotOf, as scripts/snapshot.mjs does
+// at build time); then the snapshot, with the record of its dynamic libraries, goes into Cache
+// Storage, in the cache of this version of the site (sw.js deletes it with that version).
 //
-// Message in: {site: the site's folder URL, manifest, version, cacheName, key}.
-// Message out: {ok: true, size} or {ok: false, error}.
+// Message in: SnapshotRequest; message out: SnapshotReply (web/boot/messages.js).
 
-import { acceptAnyWasmType, PYTHON_ENV, snapshotAfterImport, startUnpacking, stdlibOptions } from "./fastboot.js";
-import { snapshotResponse } from "./snapshot.js";
+import { acceptAnyWasmType, PYTHON_ENV, stdlibOptions } from "./runtime.js";
+import { makeSnapshotOf, snapshotResponse } from "./snapshot.js";
+import { startUnpacking } from "./unpack.js";
+
+/** @typedef {import("./messages.js").SnapshotRequest} SnapshotRequest */
+/** @typedef {import("./messages.js").SnapshotReply} SnapshotReply */
 
 acceptAnyWasmType(); // .wasm served as application/octet-stream
 
+/**
+ * @param {SnapshotReply} reply
+ */
+const reply = (reply) => /** @type {any} */ (self).postMessage(reply);
+
+/** @param {MessageEvent<SnapshotRequest>} event */
 self.onmessage = async ({ data }) => {
   const { site, manifest, version, cacheName, key } = data;
   try {
@@ -34,11 +44,11 @@ self.onmessage = async ({ data }) => {
       stderr: (line) => console.warn(line),
     });
     const tableAtStart = pyodide._module.wasmTable.length;
-    const snapshot = await snapshotAfterImport(pyodide, { tableAtStart, unpacking, manifest, version });
+    const snapshot = await makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifest, version });
     const cache = await caches.open(cacheName);
     await cache.put(key, snapshotResponse(snapshot));
-    self.postMessage({ ok: true, size: snapshot.bytes.length });
+    reply({ ok: true, size: snapshot.bytes.length });
   } catch (error) {
-    self.postMessage({ ok: false, error: String(error?.message ?? error) });
+    reply({ ok: false, error: String(error?.message ?? error) });
   }
 };

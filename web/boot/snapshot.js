@@ -1,39 +1,27 @@
-// The memory snapshot that later visits restore: made by snapshot-worker.js (once the app is ready,
-// in a Pyodide of its own), or when the site is built (scripts/snapshot.mjs, with these functions:
-// shipped with the site, restored by a first visit: shippedSnapshot), restored by boot.js (through
-// fastboot.js). It is taken after the
-// site's packages are installed and `py_agent` and the app's Python modules are imported, so a
-// restored page neither installs (but for writing the files) nor imports.
-//
-// What Pyodide's own snapshot leaves out, handled here:
-// - pydantic-core's WebAssembly library (an Emscripten side module): its code and its slots in the
-//   function table live outside the memory, and Pyodide refuses a snapshot once a package is loaded
-//   (pyodide#5195). The snapshot records where the dynamic loader put each library (its dlopen
-//   handle, memory base, table base, sizes) and a digest of the function table and of the loader's
-//   GOT; a restore instantiates the same module again at the same bases before the memory is copied
-//   back, without its data relocations and constructors (the memory holds their results), then
-//   checks that the table and the GOT came out exactly as in the worker.
-// - The files of site-packages (outside the memory): written from site-packages.bin, as at a normal
-//   start, once Python runs.
-// - The memory's size: Pyodide sizes it with INITIAL_MEMORY, which this build ignores (pyodide#6254):
-//   the memory is grown to the snapshot's size before it is copied back.
-//
-// Kept in Cache Storage, in the cache of this version of the site (sw.js deletes it with that
-// version), under __sw__/snapshot: the body is Pyodide's snapshot, the header x-py-agent-snapshot
-// its record (JSON: kind, version of the site, site-packages.bin's sha256, size and SHA-256 of the
-// body, libraries, table). The record is read first: the runtime compiles and instantiates while
-// the body is read into a buffer of the recorded size and its SHA-256 checked (off the page's
-// thread). Anything that does not match (another kind, another build, a damaged body, another
-// table) means a normal start, and a new snapshot.
+// @ts-check
+// The memory snapshot that later visits restore, explained in docs/boot.md ("The memory snapshot"):
+// making it (makeSnapshotOf: in snapshot-worker.js once the app is ready, and in
+// scripts/snapshot.mjs when the site is built), finding it (findSnapshot: kept in Cache Storage
+// under __sw__/snapshot, its record in the x-py-agent-snapshot header; shippedSnapshot: shipped
+// with the site) and restoring it (restoreOptions, afterRestore). What Pyodide's own snapshot
+// leaves out is handled here: pydantic-core's WebAssembly library, put back at the addresses the
+// record keeps (pyodide#5195), and the memory's size (pyodide#6254).
+
+import "./bytes.js";
+import { installPackageFiles } from "./install.js";
+import { bootPython } from "./runtime.js";
+
+/** @typedef {import("./messages.js").SnapshotMeta} SnapshotMeta */
+/** @typedef {import("./messages.js").FoundSnapshot} FoundSnapshot */
+/** @typedef {import("./messages.js").Manifest} Manifest */
+/** @typedef {import("./runtime.js").Pyodide} Pyodide */
+
+const { base64, sha256 } = pyAgentBytes;
 
 export const SNAPSHOT_KIND = "py-agent-snapshot 3";
 export const SNAPSHOT_PATH = "__sw__/snapshot";
 const HEADER = "x-py-agent-snapshot";
 const SITE_PACKAGES = "/lib/python3.14/site-packages/";
-
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 // A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
 // a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
@@ -64,6 +52,8 @@ function tableDigest(module, start) {
 /**
  * The record of the dynamic libraries loaded since the runtime started (`tableAtStart`: the
  * function table's length then). Throws when a library cannot be restored.
+ * @param {Pyodide} pyodide
+ * @param {number} tableAtStart
  */
 export function recordLibraries(pyodide, tableAtStart) {
   const module = pyodide._module;
@@ -96,14 +86,48 @@ export function recordLibraries(pyodide, tableAtStart) {
 }
 
 /**
+ * The memory snapshot of a Pyodide started with `_makeSnapshot` (just now: `tableAtStart` is its
+ * function table's length then), once it has installed the unpacked site-packages.bin
+ * (`unpacking`: startUnpacking's), imported py_agent and the app's Python modules and built the
+ * validators a page builds on first use (py_agent/browser/boot.py import_app, warm):
+ * {meta, bytes} (takeSnapshot). Made so by the page's worker (snapshot-worker.js) and by the build
+ * (scripts/snapshot.mjs), which must make the same snapshot.
+ * @param {Pyodide} pyodide
+ * @param {{tableAtStart: number, unpacking: import("./unpack.js").Unpacking, manifest: Manifest, version: string | null}} options
+ * @returns {Promise<{meta: SnapshotMeta, bytes: Uint8Array}>}
+ */
+export async function makeSnapshotOf(pyodide, { tableAtStart, unpacking, manifest, version }) {
+  // The libraries are loaded from their files by dlopen (no module compiled beforehand: that
+  // path instantiates them without a dlopen handle, where the loader records their bases).
+  const archives = await Promise.all(
+    unpacking.archives.map(async ({ files, dynlibs }) => ({
+      files: await files,
+      dynlibs: (await dynlibs).map(({ path }) => ({ path, module: null })),
+    })),
+  );
+  await installPackageFiles(
+    pyodide,
+    archives,
+    manifest.wheels.map((w) => w.name),
+  );
+  bootPython(pyodide, "import_app");
+  bootPython(pyodide, "warm");
+  if (!manifest.site_packages) throw new Error("the site has no site-packages.bin");
+  return takeSnapshot(pyodide, { tableAtStart, version, bundleSha256: manifest.site_packages.sha256 });
+}
+
+/**
  * Takes the snapshot of a Pyodide started with `_makeSnapshot` that has its packages installed and
  * imported. Returns {meta, bytes} (meta: the record stored beside it).
+ * @param {Pyodide} pyodide
+ * @param {{tableAtStart: number, version: string | null, bundleSha256: string}} options
+ * @returns {Promise<{meta: SnapshotMeta, bytes: Uint8Array}>}
  */
 export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha256 }) {
   const record = recordLibraries(pyodide, tableAtStart);
   // What is alive now lives as long as the page: out of the collector's way (else the first
   // collection after a restore walks every object of every imported module).
-  pyodide.runPython("import gc as _gc; _gc.collect(); _gc.freeze(); del _gc");
+  bootPython(pyodide, "freeze");
   // Pyodide refuses a snapshot once its list of loaded packages is not empty (pyodide#5195): the
   // libraries are handled here. The list goes back into the record, and into the restored page.
   const loaded = pyodide.loadedPackages;
@@ -120,15 +144,19 @@ export async function takeSnapshot(pyodide, { tableAtStart, version, bundleSha25
     version,
     bundle: bundleSha256,
     size: bytes.length,
-    sha256: hex(await crypto.subtle.digest("SHA-256", bytes)),
+    sha256: await sha256(bytes),
     packages,
     ...record,
   };
   return { meta, bytes };
 }
 
+/**
+ * The Response that keeps a snapshot in Cache Storage: its bytes, its record in a header.
+ * @param {{meta: SnapshotMeta, bytes: Uint8Array}} snapshot
+ */
 export function snapshotResponse({ meta, bytes }) {
-  return new Response(bytes, {
+  return new Response(/** @type {BodyInit} */ (bytes), {
     headers: { "content-type": "application/octet-stream", [HEADER]: JSON.stringify(meta) },
   });
 }
@@ -141,6 +169,10 @@ export function snapshotResponse({ meta, bytes }) {
  * (deleted); else {meta, bytes, read}: `bytes` is a buffer of the snapshot's size that is being
  * filled, `read` a promise that resolves once it is filled and its SHA-256 checked, and rejects
  * otherwise.
+ * @param {Cache} cache
+ * @param {string} key
+ * @param {{version: string, bundleSha256: string}} build
+ * @returns {Promise<import("./messages.js").SnapshotLookup>}
  */
 export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   const response = await cache.match(key);
@@ -166,8 +198,7 @@ export async function findSnapshot(cache, key, { version, bundleSha256 }) {
   const read = (async () => {
     await fill(bytes, response.body);
     // WebCrypto hashes a copy of the bytes on another thread.
-    if (hex(await crypto.subtle.digest("SHA-256", bytes)) !== meta.sha256)
-      throw new Error("the snapshot is damaged (SHA-256)");
+    if ((await sha256(bytes)) !== meta.sha256) throw new Error("the snapshot is damaged (SHA-256)");
   })();
   read.catch(() => {}); // reported by whoever restores it
   return { meta, bytes, read, source: "kept" };
@@ -187,16 +218,15 @@ async function fill(bytes, stream) {
   if (at !== bytes.length) throw new Error(`the snapshot is truncated (${at} of ${bytes.length} bytes)`);
 }
 
-function base64(hexText) {
-  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
-}
-
 /**
  * The snapshot shipped with the site (manifest.snapshot: made when the site was built, by
  * scripts/snapshot.mjs), for a visit with no kept snapshot: null when the site has none;
  * {stale: reason} when its record does not belong to this build; else {meta, bytes, read} as
  * findSnapshot's. The file is fetched with its sha256 as Subresource Integrity (the browser
  * rejects bytes whose hash differs) and inflated (gzip) into `bytes`.
+ * @param {Manifest} manifest
+ * @param {(path: string) => string} siteUrl
+ * @returns {import("./messages.js").SnapshotLookup}
  */
 export function shippedSnapshot(manifest, siteUrl) {
   const shipped = manifest.snapshot;
@@ -226,6 +256,10 @@ export function shippedSnapshot(manifest, siteUrl) {
  * checked, and before Pyodide copies it into the memory: grows the memory to the snapshot's size,
  * checks the function table and the libraries' bases, and puts each library back at its bases.
  * `libraries(path)`: a promise of the compiled WebAssembly.Module of that library.
+ * @param {FoundSnapshot} snapshot
+ * @param {string} asmUrl
+ * @param {(path: string) => Promise<WebAssembly.Module | null>} libraries
+ * @param {() => void} [onInstance]
  */
 export async function restoreOptions(snapshot, asmUrl, libraries, onInstance = () => {}) {
   const { default: createPyodideModule } = await import(asmUrl);
@@ -304,7 +338,7 @@ function reinstantiate(module, wasmModule, lib) {
           let resolved;
           stubs[name] = (...args) => {
             resolved ||= resolve(name);
-            if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${name}`);
+            if (!resolved) throw new Error(`Dynamic linking error: cannot resolve symbol ${String(name)}`);
             return resolved(...args);
           };
         }
@@ -338,6 +372,8 @@ function reinstantiate(module, wasmModule, lib) {
  * snapshot's, lists the loaded packages again, gives `random` a fresh seed (every restore starts
  * from the same memory), and checks that pydantic-core answers. Throws on any mismatch: the caller
  * then starts Python normally.
+ * @param {Pyodide} pyodide
+ * @param {FoundSnapshot} snapshot
  */
 export function afterRestore(pyodide, { meta }) {
   const module = pyodide._module;
@@ -356,33 +392,6 @@ export function afterRestore(pyodide, { meta }) {
     const names = module._tzname >> 2;
     tzset(module._timezone, module._daylight, module.HEAPU32[names], module.HEAPU32[names + 1]);
   }
-  pyodide.runPython(`
-import random as _r, pydantic_core as _c
-_r.seed()
-assert _c.SchemaValidator({"type": "int"}).validate_python("3") == 3
-del _r, _c
-def _tz():
-    # The time module's zone attributes were set where the snapshot was made (a shipped one: at
-    # build time, in UTC); this runtime has no time.tzset: set from this browser's local time, as
-    # CPython's time module does without the C library's tzname (January and July of this year).
-    import time
-    year = (365 * 24 + 6) * 3600
-    t = (time.time() // year) * year
-    jan, jul = time.localtime(t), time.localtime(t + year / 2)
-    zones = [(-jan.tm_gmtoff, jan.tm_zone), (-jul.tm_gmtoff, jul.tm_zone)]
-    zones.sort(reverse=True)  # standard time first (west of the other), either hemisphere
-    (time.timezone, std), (time.altzone, dst) = zones
-    time.daylight = int(time.timezone != time.altzone)
-    time.tzname = (std, dst)
-_tz()
-del _tz
-def _runtime(agent):
-    # What runs the interpreter (a browser's user agent), where the snapshot was made: this one's.
-    import sys
-    info = sys._emscripten_info
-    if agent and info.runtime != agent:
-        sys._emscripten_info = type(info)((info.emscripten_version, agent, info.pthreads, info.shared_memory))
-_runtime(${JSON.stringify(String(globalThis.navigator?.userAgent ?? ""))})
-del _runtime
-`);
+  // random's seed, the time module's zone, the runtime's name: this browser's; pydantic-core answers.
+  bootPython(pyodide, "after_restore", String(globalThis.navigator?.userAgent ?? ""));
 }

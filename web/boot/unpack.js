@@ -1,5 +1,6 @@
-// The site's packages, fetched and unpacked in JavaScript while Python starts (used by boot.js
-// through fastboot.js).
+// @ts-check
+// The site's packages, fetched and unpacked in JavaScript while Python starts (used by boot.js;
+// install.js writes them into site-packages).
 //
 // Pyodide's loadPackage would unzip each wheel with Python's zipfile (inflating in WebAssembly)
 // once Python has started. Instead build.py ships site-packages.bin (scripts/site_packages.mjs):
@@ -10,24 +11,41 @@
 // fetched (SRI too) and unzipped here. pydantic-core's WebAssembly library is compiled
 // (WebAssembly.compile) as soon as it is there and the runtime's own compilation is over.
 
+import "./bytes.js";
+
+const { base64 } = pyAgentBytes;
+
+/** @typedef {import("./messages.js").Manifest} Manifest */
+/** @typedef {[path: string, data: Uint8Array]} FileEntry */
+/** @typedef {{path: string, module: Promise<WebAssembly.Module | null>}} Dynlib */
+/**
+ * The packages being fetched and unpacked (startUnpacking).
+ * @typedef {{archives: {source: {file: string, sha256: string}, files: Promise<FileEntry[]>, dynlibs: Promise<Dynlib[]>}[], compile: () => void}} Unpacking
+ */
+
 const ZIP_END = 0x06054b50;
 const ZIP_CENTRAL = 0x02014b50;
 const ZIP_LOCAL = 0x04034b50;
 
-function base64(hexText) {
-  return btoa(String.fromCharCode(...hexText.match(/../g).map((h) => parseInt(h, 16))));
-}
-
+/**
+ * @param {Uint8Array} data
+ * @param {CompressionFormat} format
+ * @returns {Promise<Uint8Array>}
+ */
 export async function inflate(data, format) {
   // Written straight into the stream (a Blob's stream would go through the browser's blob store).
   const stream = new DecompressionStream(format);
   const writer = stream.writable.getWriter();
-  writer.write(data).catch(() => {}); // an error is the readable side's too
+  writer.write(/** @type {BufferSource} */ (data)).catch(() => {}); // an error is the readable side's too
   writer.close().catch(() => {});
   return new Uint8Array(await new Response(stream.readable).arrayBuffer());
 }
 
-/** The files of a zip archive (a wheel): [[path, bytes], ...], inflated; directories left out. */
+/**
+ * The files of a zip archive (a wheel): [[path, bytes], ...], inflated; directories left out.
+ * @param {Uint8Array} bytes
+ * @returns {Promise<FileEntry[]>}
+ */
 export async function unzip(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let end = bytes.length - 22;
@@ -65,8 +83,14 @@ export async function unzip(bytes) {
 }
 
 // What Pyodide loads as a dynamic library from a wheel (an extension module).
+/** @param {string} path */
 export const isDynlib = (path) => /\.so(\.\d+)*$/.test(path);
 
+/**
+ * @param {string} url
+ * @param {string} sha256 hex, as manifest.json writes it
+ * @returns {Promise<Uint8Array>}
+ */
 export async function fetchChecked(url, sha256) {
   const response = await fetch(url, { integrity: `sha256-${base64(sha256)}` });
   if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
@@ -76,12 +100,17 @@ export async function fetchChecked(url, sha256) {
 /**
  * The files of site-packages.bin: "py-agent-site-packages 1\n" + JSON [[path, size], ...] + "\n" +
  * the files' bytes, gzip'd. [[path, bytes], ...] (views of its one buffer).
+ * @param {Uint8Array} bytes
  */
 async function readBundle(bytes) {
   return bundleFiles(await inflate(bytes, "gzip"));
 }
 
-/** The files of site-packages.bin's inflated bytes `raw` (readBundle). */
+/**
+ * The files of site-packages.bin's inflated bytes `raw` (readBundle).
+ * @param {Uint8Array} raw
+ * @returns {FileEntry[]}
+ */
 export function bundleFiles(raw) {
   const first = raw.indexOf(10);
   const second = raw.indexOf(10, first + 1);
@@ -104,9 +133,16 @@ export function bundleFiles(raw) {
  * compiled WebAssembly.Module, or of null), and compile() says the runtime's WebAssembly is
  * compiled (libraries are compiled after it, not to slow it down). `ahead`: a promise of what
  * web/boot/read-ahead.js read of site-packages.bin ({raw, sha256} or {error}), or null.
+ * @param {Manifest} manifest
+ * @param {(path: string) => string} siteUrl
+ * @param {(name: string) => void} [mark] a point of the boot (web/boot/boot.js's marks)
+ * @param {Promise<{raw?: Uint8Array, sha256?: string, error?: string}> | null} [ahead]
+ * @returns {Unpacking}
  */
 export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null) {
-  let compile;
+  /** @type {() => void} */
+  let compile = () => {};
+  /** @type {Promise<void>} */
   const compileWhen = new Promise((resolve) => {
     compile = resolve;
   });
@@ -135,7 +171,9 @@ export function startUnpacking(manifest, siteUrl, mark = () => {}, ahead = null)
       list
         .filter(([path]) => isDynlib(path))
         .map(([path, data]) => {
-          const module = compileWhen.then(() => WebAssembly.compile(data)).catch(() => null);
+          const module = compileWhen
+            .then(() => WebAssembly.compile(/** @type {BufferSource} */ (data)))
+            .catch(() => null);
           return { path, module }; // null: Pyodide compiles the installed file
         }),
     );

@@ -129,7 +129,9 @@ self.onmessage = async (first) => {
     pyodide.setStdin({ error: true });
     if (init.network && lock.packages?.["pyodide-http"]) {
       await pyodide.loadPackage(["pyodide-http"], { messageCallback: () => {}, errorCallback: () => {} });
-      pyodide.runPython("import pyodide_http; pyodide_http.patch_all()");
+      const http = pyodide.pyimport("pyodide_http");
+      http.patch_all();
+      http.destroy();
     }
     pyodide.runPython(init.runtime, { filename: "<py-agent-sandbox>" });
     helpers = {
@@ -137,7 +139,7 @@ self.onmessage = async (first) => {
       run: pyodide.globals.get("_pyagent_run"),
       collect: pyodide.globals.get("_pyagent_collect"),
     };
-    pyodide.runPython("del _pyagent_sync, _pyagent_run, _pyagent_collect");
+    for (const name of ["_pyagent_sync", "_pyagent_run", "_pyagent_collect"]) pyodide.globals.delete(name);
   } catch (error) {
     send({ type: "boot-error", message: String(error?.message ? error.message : error) });
     return;

@@ -232,7 +232,7 @@ async function renderMcp(panel, { rerender }) {
 
 registerSettingsTab("mcp", "MCP servers", renderMcp);
 
-// The sign-in popup comes back to this page, whose first script (web/early-start.js) hands the
+// The sign-in popup comes back to this page, whose first script (web/boot/early-start.js) hands the
 // answer here and closes the popup.
 const SIGN_IN_WINDOW = "py-agent-mcp-signin";
 let rerenderTab = null;
