@@ -657,6 +657,7 @@ function newChat() {
 
 async function sendLike(command, args) {
   let result = await py(command, args);
+  performance.mark("send:sent"); // bench/first_token.py
   if (result.status === "need_key") {
     const saved = await askForKey(result.provider);
     if (!saved) return false;

@@ -117,9 +117,41 @@ def _encode(value: Any, indent: str | None, depth: int) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+# Integers json.dumps writes as JavaScript does (from 1e21 JavaScript writes an exponent).
+_PLAIN_INT = 10**21
+
+
+def _plain(value: Any) -> bool:
+    """Whether json.dumps writes ``value`` as JSON.stringify does: only str keys, strings, ints below
+    1e21, booleans, None, lists and dicts (no floats: Python writes ``1.0``, JavaScript ``1``)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or item is None or kind is bool:
+            continue
+        if kind is int:
+            if -_PLAIN_INT < item < _PLAIN_INT:
+                continue
+            return False
+        if kind is dict:
+            if not all(type(key) is str for key in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        else:
+            return False
+    return True
+
+
 def json_stringify(value: Any, indent: int | None = None) -> str:
     """``JSON.stringify(value)`` (or ``JSON.stringify(value, null, indent)``) as JavaScript writes it,
     numbers included; pi's token estimates and error texts depend on the exact characters."""
+    if indent is None and _plain(value):
+        # The same characters from the C encoder: a long session's request body without a Python
+        # call per value (bench/first_token.py).
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return _encode(value, None if indent is None else " " * indent, 0)
 
 

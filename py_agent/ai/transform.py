@@ -125,7 +125,9 @@ def _transform_assistant(
                 content.append(TextContent(text=block.thinking))
                 changed = True
         elif isinstance(block, TextContent):
-            if same:
+            # Only a signature is dropped for another model: a block without one is kept as it is
+            # (no copy of every reply of a long session at every request).
+            if same or (block.text_signature is None and not block.__pydantic_extra__):
                 content.append(block)
             else:
                 content.append(TextContent(text=block.text))

@@ -115,6 +115,9 @@ class ChatSession:
         self._save_error: str | None = None
         self._queue: list[QueuedMessage] = []
         self._task: asyncio.Task[Any] | None = None
+        # Saves run one at a time, in order (a user's message is saved behind its request: _save_soon).
+        self._save_lock = asyncio.Lock()
+        self._saving: asyncio.Task[bool] | None = None
         self._draft_saved_at = 0.0
         self._stream_parent: str | None = None
         self._stream_notified = False
@@ -301,7 +304,12 @@ class ChatSession:
         entry = self.session.append_message(message)
         self._unsaved.append(entry)
         self._emit("append", {"sessionId": self.id, "item": self.item(entry)})
-        await self._persist(clear_draft=role == "assistant")
+        if role == "user":
+            # Not between Enter and the request (bench/first_token.py): the message is written while
+            # the request goes out; anything appended later is saved after it, in order.
+            self._save_soon()
+        else:
+            await self._persist(clear_draft=role == "assistant")
         if role == "assistant":
             self._stream_notified = False
             self._last_reply = message
@@ -341,9 +349,17 @@ class ChatSession:
 
     # ---- persistence ----------------------------------------------------------------------------
 
+    def _save_soon(self) -> None:
+        """Start saving the unsaved entries without waiting for it (``wait_idle`` does)."""
+        self._saving = asyncio.ensure_future(self._persist())
+
     async def _persist(self, *, clear_draft: bool = False) -> bool:
         """Write every entry not saved yet (in order) with the metadata. On failure the entries
         stay queued and are written with the next save; the page is told once."""
+        async with self._save_lock:
+            return await self._persist_unsaved(clear_draft)
+
+    async def _persist_unsaved(self, clear_draft: bool) -> bool:
         if self.read_only or not self._unsaved:
             return True
         pending = list(self._unsaved)
@@ -437,6 +453,8 @@ class ChatSession:
         task = self._task
         if task is not None:
             await asyncio.shield(task)
+        if self._saving is not None:
+            await asyncio.shield(self._saving)
 
     def send(self, text: str, message: UserMessage | None = None) -> None:
         """Start a run with a new user message (the caller checked that a key is there);

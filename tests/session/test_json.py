@@ -77,3 +77,25 @@ def test_parse_refuses_absurd_nesting_without_crashing() -> None:
     assert json_parse("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None
     brackets_in_strings = json.dumps({"code": "{[" * 5000})
     assert json_parse(brackets_in_strings) == {"code": "{[" * 5000}
+
+
+def test_the_request_encoders_fast_path_writes_what_the_encoder_writes() -> None:
+    """py_agent.ai's json_stringify (request bodies) sends plain values (no floats) through json.dumps:
+    the same characters as its value-by-value encoder."""
+    from py_agent.ai._util import _encode
+    from py_agent.ai._util import json_stringify as stringify
+
+    text = 'x\u2028y\n"q" \ud83d\ude00 \U0001f600 é \x7f \x00'
+    values: list[object] = [
+        {"a": [1, -2, True, False, None, text], "b": {}, "c": [], "d": (1, "t")},
+        {"big": 10**21 - 1, "neg": -(10**21) + 1},
+        [{"role": "user", "content": [{"type": "text", "text": "hi </script>"}]}] * 3,
+        "plain",
+        7,
+    ]
+    for value in values:
+        assert stringify(value) == _encode(value, None, 0)
+    # Not plain: floats, huge ints, non-str keys keep the JavaScript spelling.
+    assert stringify({"t": 1.0, "u": 0.5}) == '{"t":1,"u":0.5}'
+    assert stringify(10**21) == "1e+21"
+    assert stringify({1: "a"}) == '{"1":"a"}'

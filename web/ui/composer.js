@@ -21,6 +21,8 @@ const tokensOf = (chars) => Math.ceil(chars / 4);
 const IMAGE_CHARS = 4800;
 // The meter turns to the warning colour from this share of the compaction threshold.
 const NEAR_THRESHOLD = 0.85;
+// Below this share of the window by the meter's figure, a send does not ask Python for its estimate.
+const CHECK_BELOW = 0.5;
 
 // The tokens an attachment adds to the message (py_agent/app/attachments.py build_user_message:
 // a `<file name="uploads/NAME">` block with a document's text inside it, and an image's block).
@@ -86,8 +88,10 @@ export class Composer {
     const text = this.input.value;
     if (!text.trim() || this.busy || this.readOnly) return;
     this.busy = true;
+    performance.mark("send:submit"); // bench/first_token.py: the steps from Enter to the request
     try {
       if (!this.streaming && !(await this.fitsContext(text))) return;
+      performance.mark("send:checked");
       const accepted = await this.onSubmit(text, mode, this.streaming);
       if (accepted) {
         // Only what was sent is removed: text typed meanwhile stays.
@@ -106,6 +110,10 @@ export class Composer {
   async fitsContext(text) {
     // Before Python is ready the message is queued (web/app.js); it is not held for the estimate.
     if (!pythonReady()) return true;
+    // Far below the window by the meter's own figure: no round trip to Python before the request
+    // (bench/first_token.py). Near it, Python's estimate of the whole context decides.
+    const window = this.context?.contextWindow ?? 0;
+    if (window && this.nextRequestTokens() < window * CHECK_BELOW) return true;
     let check;
     try {
       check = await py("check_send", { text });

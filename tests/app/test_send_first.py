@@ -1,0 +1,95 @@
+"""A send's request leaves before the user's message is saved, and nothing is lost or reordered (CPython).
+
+The page shows and saves the user's message while the request goes out (py_agent/app/chat.py
+``_save_soon``; bench/first_token.py measures the delay): the save is still done, before anything
+appended after it, when the request fails; the stored entries keep the session's order.
+tests/browser/test_first_token.py covers the page (IndexedDB, a reload right after sending).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from test_app import call, idle, make_app
+
+from py_agent.app.storage import MemoryBackend, all_lines
+from py_agent.testing.mock_server import MockProviderServer
+
+KEY = "sk-send-first-0001-abcdefgh"
+
+
+class WatchingBackend(MemoryBackend):
+    """Notes, when the user's message is written, whether the provider has its request already."""
+
+    def __init__(self, server: MockProviderServer) -> None:
+        super().__init__()
+        self.server = server
+        self.request_before_save: bool | None = None
+
+    async def append_entries(
+        self, session_id: str, first_seq: int, lines: Sequence[str], record: dict[str, Any], clear_draft: bool
+    ) -> None:
+        if self.request_before_save is None and any('"role":"user"' in line for line in lines):
+            for _ in range(100):  # up to 1 s for the request to arrive, if it is on its way
+                if self.server.requests:
+                    break
+                await asyncio.sleep(0.01)
+            self.request_before_save = bool(self.server.requests)
+        await super().append_entries(session_id, first_seq, lines, record, clear_draft)
+
+
+async def mock_app(server: MockProviderServer, backend: MemoryBackend) -> Any:
+    app, _ = await make_app(backend)
+    provider = {"name": "Mock", "kind": "openai-compatible", "api": "openai-completions", "baseUrl": f"{server.url}/v1"}
+    await call(app, "save_custom_provider", provider={**provider, "models": ["m"]}, discover=False)
+    await call(app, "save_key", provider="Mock", key=KEY)
+    await call(app, "new_session")
+    await call(app, "set_model", provider="Mock", id="m")
+    return app
+
+
+def stored(backend: MemoryBackend, session_id: str) -> list[tuple[str, str]]:
+    """(entry type, message role) of each stored entry, in the stored order."""
+    entries = [json.loads(line) for line in all_lines(backend, session_id)]
+    return [(e["type"], e.get("message", {}).get("role", "")) for e in entries]
+
+
+PRELUDE = [("custom", ""), ("model_change", ""), ("thinking_level_change", "")]
+
+
+async def test_the_request_leaves_before_the_users_message_is_saved() -> None:
+    with MockProviderServer() as server:
+        backend = WatchingBackend(server)
+        app = await mock_app(server, backend)
+        server.script([{"text": "hello back", "delay_ms": 20}, {"text": "second reply"}])
+        assert (await call(app, "send", text="hello"))["status"] == "sent"
+        await idle(app)
+        assert backend.request_before_save is True
+        await call(app, "send", text="again")
+        await idle(app)
+        assert stored(backend, app.chat.id) == [
+            *PRELUDE,
+            ("message", "user"),
+            ("message", "assistant"),
+            ("message", "user"),
+            ("message", "assistant"),
+        ]
+        assert app.chat.state()["unsaved"] == 0
+
+
+async def test_the_users_message_is_saved_when_the_request_fails() -> None:
+    with MockProviderServer() as server:
+        backend = MemoryBackend()
+        app = await mock_app(server, backend)
+        body = {"error": {"message": "bad request", "type": "invalid_request_error"}}
+        server.script([{"fault": {"type": "http", "status": 400, "body": body}}])
+        await call(app, "send", text="this one is kept")
+        await idle(app)
+        assert len(server.requests) == 1
+        assert stored(backend, app.chat.id) == [*PRELUDE, ("message", "user"), ("message", "assistant")]
+        user = json.loads(list(all_lines(backend, app.chat.id))[3])["message"]
+        assert user["content"][0]["text"] == "this one is kept"
+        assert app.chat.state()["unsaved"] == 0
