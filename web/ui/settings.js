@@ -380,8 +380,11 @@ function modelDetailsEditor(existing) {
     },
     /** Model ids typed by hand: a row each (text only, sizes unknown, until described). */
     addTyped(ids) {
+      // The field's ids as they are now: a row typed and left undescribed goes when its id is gone.
+      for (const [id, row] of rows) if (row.typed && !row.described && !ids.includes(id)) rows.delete(id);
       for (const id of ids)
-        if (!rows.has(id)) put({ id, vision: false, reasoning: false, contextWindow: null, maxTokens: null });
+        if (!rows.has(id))
+          rows.set(id, { id, vision: false, reasoning: false, contextWindow: null, maxTokens: null, typed: true });
       render();
     },
     /** The model specs to save: every typed id, and every model the user described. */
@@ -488,7 +491,9 @@ function providerForm(existing, done, types) {
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean);
-  models.addEventListener("change", () => describe.addTyped(typedIds()));
+  // As it is typed, not on blur: a row appearing when the field loses focus would move the Save button
+  // from under the click that blurred it.
+  models.addEventListener("input", () => describe.addTyped(typedIds()));
   const viaProxy = h("input", { type: "checkbox", id: "provider-proxy" });
   viaProxy.checked = Boolean(existing?.useProxy);
   viaProxy.addEventListener("change", () => url.value.trim() && checkUrl());
