@@ -125,7 +125,8 @@ json.dumps({{"transport": transport_name, "roles": [m.role for m in msgs],
 
 def test_abort_mid_stream_closes_the_connection(page: Any, mock: MockProviderServer) -> None:
     api = "openai-completions"
-    script = [{"text": "This reply is slow and will be aborted halfway through.", "chunk_size": 3, "delay_ms": 100}]
+    full = "This reply is slow and will be aborted halfway through."
+    script = [{"text": full, "chunk_size": 3, "delay_ms": 100}]
     code = (
         PRELUDE
         + f"""
@@ -152,7 +153,10 @@ json.dumps({{"kinds": kinds, "stop": final.stop_reason, "error": final.error_mes
     )
     result = run_python(page, code)
     assert result["stop"] == "aborted" and result["error"] == "Request was aborted"
-    assert result["text"] == "Thi" + "s r"
+    # What arrived before the abort is kept: at least the two deltas seen; a loaded machine may have parsed
+    # one more chunk before the consumer got to abort, but never the rest of the reply.
+    assert result["text"].startswith("This r") and full.startswith(result["text"]), result["text"]
+    assert len(result["text"]) < len(full) // 2, result["text"]
     assert result["kinds"][-1] == "error" and "text_end" not in result["kinds"]
     assert mock.wait_closed(0, 10), mock.requests
     assert not mock.requests[0]["completed"]
