@@ -7,6 +7,7 @@ import { askForKey } from "./key-dialog.js";
 import { py } from "./bridge.js";
 import { storageStatus, requestPersistence } from "./storage-status.js";
 import { pluginSettingsTabs } from "./extensions.js";
+import { providerTransfer } from "./provider-transfer.js";
 
 export async function openSettings({ tab = "keys", app } = {}) {
   const { dialog, body } = createDialog({ title: "Settings", className: "settings-dialog" });
@@ -274,6 +275,7 @@ async function renderProviders(panel, { rerender, app }) {
       ? h("ul", { class: "provider-list" }, ...cards)
       : h("p", { class: "empty-list", text: "No custom provider yet." }),
     h("div", { class: "section-foot" }, add),
+    providerTransfer({ count: providers.length, rerender }),
     h(
       "details",
       { class: "proxy-box" },
