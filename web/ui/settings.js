@@ -38,6 +38,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       id: `settings-panel-${id}`,
       "aria-labelledby": `settings-tab-${id}`,
       class: "tab-panel",
+      tabindex: "0", // a panel without a control (About) is still reached, and scrolled, by the keyboard
       hidden: true,
     });
     button.addEventListener("click", () => select(id));
