@@ -108,7 +108,10 @@ BROKEN = [
     (exported(providers=[{"provider": {**PROVIDER, "baseUrl": "javascript:alert(1)"}}]), "start with http"),
     (exported(providers=[{"provider": {**PROVIDER, "name": "anthropic"}, "models": [VISION]}]), "built-in"),
     (exported(providers=[{"provider": PROVIDER, "models": [{**VISION, "contextWindow": -5}]}]), "positive"),
-    (exported(providers=[{"provider": PROVIDER, "models": [{**VISION, "baseUrl": "https://evil.example"}]}]), "baseUrl"),
+    (
+        exported(providers=[{"provider": PROVIDER, "models": [{**VISION, "baseUrl": "https://evil.example"}]}]),
+        "baseUrl",
+    ),
     (exported(providers=[{"provider": PROVIDER, "apiKey": 42}]), "API key"),
     (exported(providers=[{"provider": PROVIDER}, {"provider": PROVIDER}]), "listed twice"),
     ("[" * 100_000, "not valid JSON"),

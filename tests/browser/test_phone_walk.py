@@ -88,6 +88,13 @@ FITS = """(width) => {
 }"""
 
 
+def misfit(page: Any, width: int) -> dict[str, Any] | None:
+    """What does not fit a device ``width`` px wide (FITS), or None."""
+    found: dict[str, Any] = page.evaluate(FITS, width)
+    fits = found["scrollWidth"] <= width and found["innerWidth"] == width and not found["outside"]
+    return None if fits else found
+
+
 class Walk:
     """Checks each state the walk reaches: fits the device (FITS), and axe-core."""
 
@@ -100,8 +107,8 @@ class Walk:
 
     def __call__(self, state: str) -> None:
         self.axe(state)  # (waits for transitions first)
-        found = self.page.evaluate(FITS, self.width)
-        if found["scrollWidth"] > self.width or found["innerWidth"] != self.width or found["outside"]:
+        found = misfit(self.page, self.width)
+        if found:
             self.misfits[state] = found
 
     def tap(self, locator: Any) -> None:
@@ -148,6 +155,29 @@ def run_suggestions(walk: Walk) -> None:
                     break
                 walk.tap(closed.first)
             walk(f"suggestion: {label}, every card opened")
+
+
+LONG_WORD = "https://example.com/" + "a_very_long_path_segment_without_a_space/" * 5 + "end"
+
+
+def long_text_and_attachments(walk: Walk, tmp_path: Path) -> None:
+    """A message with a long unbroken word (the session is titled with it), and the composer with
+    attachments of long names."""
+    page = walk.page
+    walk.new_chat()
+    walk.app.type_and_enter(f"Look at {LONG_WORD} please")
+    page.locator("#transcript .msg.user", has_text="Look at").wait_for()
+    walk.app.wait_idle(timeout=60_000)
+    walk("a long unbroken word and title")
+    names = ["a_rather_long_file_name_of_quarterly_figures_2025_final_v2.csv", "notes.txt"]
+    for name in names:
+        (tmp_path / name).write_text("region,total\nNorth,120\n")
+    page.locator("#attach-input").set_input_files([str(tmp_path / name) for name in names])
+    page.locator("#attachments li").nth(1).wait_for()
+    walk("composer with attachments")
+    for remove in page.locator("#attachments li button").all()[::-1]:
+        walk.tap(remove)
+    page.locator("#attachments").wait_for(state="hidden")
 
 
 def files_sheet(walk: Walk, tmp_path: Path) -> None:
@@ -231,6 +261,12 @@ def settings(walk: Walk, tmp_path: Path) -> None:
         },
         discover=False,
     )
+    added = walk.app.py(
+        "mcp_add",
+        name="a-server-with-a-long-name",
+        url="http://127.0.0.1:9/a/long/path/to/the/model/context/protocol/endpoint",
+    )
+    assert added.get("error") is None, added
     walk.drawer()
     walk.tap(page.locator("#open-settings"))
     dialog = page.locator("dialog[open]")
@@ -245,6 +281,8 @@ def settings(walk: Walk, tmp_path: Path) -> None:
         walk(f"settings: {name}")
         for details in dialog.locator("[role=tabpanel]:not([hidden]) details:not([open]) > summary").all():
             walk.tap(details)
+        if name == "MCP servers":
+            dialog.get_by_text("a-server-with-a-long-name").first.wait_for()
         if name == "API keys":
             walk.tap(dialog.get_by_role("button", name="Add key for Anthropic"))
             page.get_by_role("dialog", name="API key for Anthropic").wait_for()
@@ -294,6 +332,7 @@ def test_every_suggestion_panel_and_dialog_fits_the_phone(
     walk = Walk(app, viewport["width"], axe_source)
     try:
         run_suggestions(walk)
+        long_text_and_attachments(walk, tmp_path)
         files_sheet(walk, tmp_path)
         session_dialogs(walk)
         settings(walk, tmp_path)
