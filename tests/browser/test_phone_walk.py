@@ -157,6 +157,7 @@ def run_suggestions(walk: Walk) -> None:
             walk(f"suggestion: {label}, every card opened")
 
 
+LONG_NAME = "A gateway with a rather long name for a phone"
 LONG_WORD = "https://example.com/" + "a_very_long_path_segment_without_a_space/" * 5 + "end"
 
 
@@ -253,7 +254,7 @@ def settings(walk: Walk, tmp_path: Path) -> None:
     walk.app.py(
         "save_custom_provider",
         provider={
-            "name": "A gateway with a rather long name for a phone",
+            "name": LONG_NAME,
             "kind": "openai-compatible",
             "api": "openai-completions",
             "baseUrl": "https://a-long-host-name-of-a-gateway.example.com/openai/compatible/v1",
@@ -284,11 +285,12 @@ def settings(walk: Walk, tmp_path: Path) -> None:
         if name == "MCP servers":
             dialog.get_by_text("a-server-with-a-long-name").first.wait_for()
         if name == "API keys":
-            walk.tap(dialog.get_by_role("button", name="Add key for Anthropic"))
-            page.get_by_role("dialog", name="API key for Anthropic").wait_for()
-            walk("key dialog")
-            page.keyboard.press("Escape")
-            page.get_by_role("dialog", name="API key for Anthropic").wait_for(state="detached")
+            for provider in ("Anthropic", LONG_NAME):
+                walk.tap(dialog.get_by_role("button", name=f"Add key for {provider}"))
+                page.get_by_role("dialog", name=f"API key for {provider}").wait_for()
+                walk(f"key dialog for {provider}")
+                page.keyboard.press("Escape")
+                page.get_by_role("dialog", name=f"API key for {provider}").wait_for(state="detached")
         elif name == "Custom providers":
             walk("settings: Custom providers, opened")
             with page.expect_download() as saved:
@@ -304,11 +306,11 @@ def settings(walk: Walk, tmp_path: Path) -> None:
             walk("import: a provider already saved")
             walk.tap(ask.get_by_role("button", name="Cancel"))
             ask.wait_for(state="detached")
-            walk.tap(dialog.get_by_role("button", name="Delete A gateway with a rather long name for a phone"))
+            walk.tap(dialog.get_by_role("button", name=f"Delete {LONG_NAME}"))
             page.get_by_role("dialog", name="Delete provider").wait_for()
             walk("delete provider confirmation")
             walk.tap(page.get_by_role("dialog", name="Delete provider").get_by_role("button", name="Cancel"))
-            walk.tap(dialog.get_by_role("button", name="Edit A gateway with a rather long name for a phone"))
+            walk.tap(dialog.get_by_role("button", name=f"Edit {LONG_NAME}"))
             dialog.locator("form").first.wait_for()
             for details in dialog.locator("details:not([open]) > summary").all():
                 walk.tap(details)
@@ -322,6 +324,9 @@ def settings(walk: Walk, tmp_path: Path) -> None:
             dialog.locator("#agent-editor").wait_for()
             walk("agent editor")
     walk.escape()
+    walk.new_chat()
+    page.locator("#welcome .provider-card-btn", has_text=LONG_NAME).wait_for()
+    walk("welcome screen with a custom provider's card")
 
 
 @pytest.mark.parametrize("viewport", PHONES, ids=[f"{p['width']}px" for p in PHONES])
