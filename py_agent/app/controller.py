@@ -902,16 +902,20 @@ class WebApp:
             if old_key and not key:
                 key = old_key
             await self.keys.delete(original_name)
+        await self._store_custom(custom, models)
+        if key:
+            await self.keys.set(custom.name, key, True)
+        self.emit("catalog_changed", {})
+        return {"ok": True, "models": [m.id for m in models], "warning": problem}
+
+    async def _store_custom(self, custom: CustomProvider, models: list[Model]) -> None:
+        """Saved (without its key) with its models, and registered for this page."""
         record = {
             "provider": custom.model_dump(mode="json", exclude={"api_key"}),
             "models": [m.model_dump() for m in models],
         }
         await self.backend.kv_put("providers", custom.name, record)
         register_custom_provider(custom, models)
-        if key:
-            await self.keys.set(custom.name, key, True)
-        self.emit("catalog_changed", {})
-        return {"ok": True, "models": [m.id for m in models], "warning": problem}
 
     async def cmd_delete_custom_provider(self, name: str) -> dict[str, Any]:
         await self.backend.kv_delete("providers", name)
@@ -942,15 +946,10 @@ class WebApp:
             return {"ok": False, "conflicts": clashes, "count": len(found)}
         plan = plan_import(found, existing, replace=bool(replace))
         for item in [*plan.add, *plan.replace]:
-            models = item.to_models()
-            record = {
-                "provider": item.provider.model_dump(mode="json", exclude={"api_key"}),
-                "models": [m.model_dump() for m in models],
-            }
-            await self.backend.kv_put("providers", item.provider.name, record)
-            register_custom_provider(item.provider, models)
+            await self._store_custom(item.provider, item.to_models())
             if item.api_key:
                 await self.keys.set(item.provider.name, item.api_key, True)
+                self._keys_changed("set", item.provider.name)
         self.emit("catalog_changed", {})
         return {
             "ok": True,
