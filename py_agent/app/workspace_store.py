@@ -9,6 +9,8 @@
 - :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
   session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
   :mod:`py_agent.session.export_attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
+- :func:`open_folder` / :func:`close_folder`: a session's workspace becomes a folder the user
+  picked (a :class:`~py_agent.tools.workspace.FolderStore`) and back to its stored files.
 - :func:`add_file`, :func:`create_file`, :func:`rename_file`, :func:`delete_file`: what the Files
   panel does for the user (upload, new file, rename, delete); each raises :class:`WorkspaceError`
   with a sentence for the user (:func:`user_error`) and leaves the workspace as it was.
@@ -27,6 +29,7 @@ from ..core.types import AgentTool
 from ..tools.files import GrepSearcher
 from ..tools.settings import ToolSettings
 from ..tools.workspace import (
+    FolderStore,
     MemoryWorkspaceStore,
     Workspace,
     WorkspaceError,
@@ -41,16 +44,19 @@ __all__ = [
     "SettingsSource",
     "WorkspacePlatform",
     "add_file",
+    "close_folder",
     "create_file",
     "delete_file",
     "delete_workspace",
     "export_workspace",
     "import_workspace",
+    "open_folder",
     "open_workspace",
     "rename_file",
     "restore_session_workspace",
     "session_workspace_attachment",
     "set_workspace_platform",
+    "stored_data",
     "user_error",
     "workspace_platform",
     "workspace_zip",
@@ -104,8 +110,24 @@ async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -
     return workspace
 
 
+async def open_folder(session_id: str, store: FolderStore) -> Workspace:
+    """The session's workspace becomes the folder ``store`` is over (the same object, so the
+    tools already built work on the folder)."""
+    workspace = await open_workspace(session_id)
+    await workspace.use_store(store)
+    return workspace
+
+
+async def close_folder(session_id: str) -> None:
+    """Back to the session's stored files (the folder is left as it is)."""
+    workspace = _open.get(session_id)
+    if workspace is not None and workspace.folder is not None:
+        await workspace.use_store(_platform.open_store(session_id))
+
+
 async def delete_workspace(session_id: str) -> None:
-    """Remove a session's files (when the session is deleted)."""
+    """Remove a session's files (when the session is deleted); a folder's files stay (its
+    store's ``clear`` forgets only the session's copy)."""
     workspace = _open.pop(session_id, None)
     if workspace is not None:
         await workspace.clear()
@@ -147,6 +169,10 @@ async def session_workspace_attachment(session_id: str, secrets: Iterable[str] =
     """The data of the ``py-agent/workspace`` entry of the session's export, ``None`` when its
     workspace is empty. A workspace not open here is read from where it is kept (not kept open)."""
     workspace = _open.get(session_id)
+    if workspace is not None and workspace.folder is not None:
+        # A folder's session exports what was written to it here (the session's copy), not the
+        # user's whole project.
+        workspace = await Workspace.open(_platform.open_store(session_id))
     if workspace is None:
         if not _platform.persistent:
             return None  # only workspaces opened in this process exist
@@ -169,7 +195,7 @@ PANEL_SOURCE = "panel"
 """The ``source`` of the changes the user makes in the Files panel (never auto-opened)."""
 
 
-def _stored(data: bytes) -> str | bytes:
+def stored_data(data: bytes) -> str | bytes:
     """UTF-8 text without NUL is kept as text (the tools read and grep it; the bytes round-trip
     exactly); anything else as bytes."""
     if b"\x00" in data:
@@ -195,7 +221,7 @@ def user_error(error: BaseException) -> str:
 async def add_file(workspace: Workspace, path: str, data: bytes, *, source: str = PANEL_SOURCE) -> str:
     """Add (or replace) an uploaded file; returns its workspace path."""
     try:
-        return (await workspace.write(path, _stored(bytes(data)), source=source)).path
+        return (await workspace.write(path, stored_data(bytes(data)), source=source)).path
     except WorkspaceError as error:
         raise WorkspaceError(user_error(error)) from error
 

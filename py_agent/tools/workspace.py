@@ -28,6 +28,7 @@ __all__ = [
     "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
+    "FolderStore",
     "MemoryWorkspaceStore",
     "Workspace",
     "WorkspaceChange",
@@ -245,6 +246,21 @@ class WorkspaceStore(Protocol):
         ...
 
 
+@runtime_checkable
+class FolderStore(WorkspaceStore, Protocol):
+    """A store over a real folder the user picked (the page's File System Access API,
+    :mod:`py_agent.browser.folder`): files can change there while the agent works, so
+    :meth:`Workspace.refresh` asks it what changed since it last looked. Its ``clear`` never
+    deletes the user's files (it forgets the session's copy of what was written)."""
+
+    name: str
+    """The folder's name, for the user."""
+
+    async def changes(self) -> tuple[list[WorkspaceFile], list[str]]:
+        """Files created or changed outside since the last look, and paths gone since."""
+        ...
+
+
 class MemoryWorkspaceStore:
     """A :class:`WorkspaceStore` in a dict (tests, CPython, sessions that are not saved)."""
 
@@ -281,6 +297,9 @@ class WorkspaceChange:
     """Who made the change (a tool name, ``"import"``, ...), for UIs."""
 
 
+OUTSIDE_SOURCE = "outside"
+"""The ``source`` of changes found in a folder (made by an editor, not by this page)."""
+
 WorkspaceListener = Callable[[WorkspaceChange], object]
 
 
@@ -316,6 +335,34 @@ class Workspace:
                 continue  # a record that is not a valid path (written by something else): skip it
             self._files[path] = file if path == file.path else WorkspaceFile(path, file.data, file.mtime)
         self._notify(WorkspaceChange("reset"))
+
+    async def use_store(self, store: WorkspaceStore) -> None:
+        """Keep the files in ``store`` from now on (a folder opened or closed): the same
+        object, so the tools built over it follow."""
+        async with self._store_lock():
+            self.store = store
+        await self.reload()
+
+    @property
+    def folder(self) -> FolderStore | None:
+        """The folder this workspace is, or ``None`` for the stored workspace."""
+        return self.store if isinstance(self.store, FolderStore) else None
+
+    async def refresh(self) -> None:
+        """Take in what changed in the folder since the last look (an editor saved a file,
+        one was created): a no-op for stored workspaces, whose files change only here."""
+        folder = self.folder
+        if folder is None:
+            return
+        async with self._store_lock():
+            changed, gone = await folder.changes()
+            for file in changed:
+                self._files[file.path] = file
+            gone = [path for path in gone if self._files.pop(path, None) is not None]
+        for file in changed:
+            self._notify(WorkspaceChange("write", file.path, OUTSIDE_SOURCE))
+        for path in gone:
+            self._notify(WorkspaceChange("delete", path, OUTSIDE_SOURCE))
 
     # -- reading ----------------------------------------------------------------------------
 
