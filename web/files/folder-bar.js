@@ -109,7 +109,7 @@ function controls(where) {
   const { state, name } = current;
   if (state === "open") {
     return [
-      h("span", { class: "pa-folder-name", text: `Folder: ${name}` }),
+      h("span", { class: "pa-open-folder", text: `Folder: ${name}` }),
       where === "bar"
         ? h("span", {
             class: "muted small",
