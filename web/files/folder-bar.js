@@ -16,6 +16,7 @@ const UNSUPPORTED =
 // session: the chat shown; state: none | open | prompt | gone | error; info: Python's answer.
 const current = { session: null, state: "none", name: "", handle: null, info: null, message: "", explain: false };
 const hooks = { uploadFolder: null, downloadZip: null };
+let uploadWhenShown = false; // "Upload a folder" on the welcome screen, before the Files panel was drawn
 const slots = new Set(); // the Files panels' places (one per panel drawn)
 
 async function python(name, ...args) {
@@ -37,7 +38,7 @@ async function attach(session, handle) {
 
 /** The chat shown changed (or its tools were rebuilt): find its folder, if it has one. */
 export async function showSession(session) {
-  if (session === current.session && current.state !== "none") return;
+  if (session === current.session) return;
   set({ session, state: "none", handle: null, info: null, message: "", explain: false });
   if (!folder.supported()) return;
   const saved = await folder.recall(session).catch(() => undefined);
@@ -79,6 +80,7 @@ async function allowAgain() {
   // requestPermission needs this click's user activation: it is the first thing awaited.
   const answer = await folder.allow(handle);
   if (answer === "granted") await attach(session, handle);
+  else set({ message: `Access to ${current.name} was not allowed: the tools work on this chat's stored copy.` });
 }
 
 async function closeFolder() {
@@ -91,6 +93,14 @@ async function closeFolder() {
 /** Takes in what changed in the folder while the page was in the background. */
 async function refresh() {
   if (current.state === "open") await python("refresh_folder", current.session);
+}
+
+function uploadFolder() {
+  // The Files panel opens (web/sandbox/panel.js) to show what is uploaded; its picker opens now,
+  // in this click, or once the panel is first drawn (panelControls()).
+  document.dispatchEvent(new CustomEvent("py-agent:open-file", { detail: { path: null } }));
+  if (hooks.uploadFolder) hooks.uploadFolder();
+  else uploadWhenShown = true;
 }
 
 function button(text, onclick, extra = {}) {
@@ -133,7 +143,7 @@ function controls(where) {
   if (current.explain) {
     items.push(
       h("p", { class: "pa-folder-explain", text: UNSUPPORTED }),
-      button("Upload a folder", () => hooks.uploadFolder?.()),
+      button("Upload a folder", uploadFolder),
       button("Download all (.zip)", () => hooks.downloadZip?.()),
     );
   }
@@ -160,6 +170,10 @@ export function panelControls({ uploadFolder, downloadZip }) {
   const element = h("div", { class: "pa-folder", role: "group", "aria-label": "Folder" });
   element.replaceChildren(...controls("panel").filter(Boolean));
   slots.add(element);
+  if (uploadWhenShown) {
+    uploadWhenShown = false;
+    hooks.uploadFolder();
+  }
   return element;
 }
 

@@ -70,5 +70,5 @@ for (const name of TOOL_NAMES) {
 
 document.addEventListener("py-agent:open-file", (event) => {
   const path = event.detail?.path;
-  if (typeof path === "string" && send) send({ type: "open", path });
+  if ((typeof path === "string" || path === null) && send) send({ type: "open", path }); // null: the panel as it is
 });
