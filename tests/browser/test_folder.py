@@ -30,7 +30,7 @@ from py_agent.testing.mock_server import MockProviderServer
 # "prompt" until requestPermission is called, as a real folder's is in Chromium.
 PICKER = """(() => {
   window.showDirectoryPicker = async () =>
-    (await navigator.storage.getDirectory()).getDirectoryHandle("my-project", { create: true });
+    (await navigator.storage.getDirectory()).getDirectoryHandle(window.__folderName ?? "my-project", { create: true });
   let granted = sessionStorage.getItem("folder-permission") !== "prompt";
   const proto = FileSystemHandle.prototype;
   proto.queryPermission = async function () { return granted ? "granted" : "prompt"; };
@@ -131,6 +131,12 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     bar.locator(".pa-open-folder", has_text="Folder: my-project").wait_for(timeout=30_000)
     assert "not read: .git/, node_modules/" in bar.inner_text()
 
+    # An attachment is saved in the folder (uploads/), as in the stored workspace.
+    page.locator("#attach-input").set_input_files(
+        files=[{"name": "brief.txt", "mimeType": "text/plain", "buffer": b"the brief\n"}]
+    )
+    page.locator('#attachments .att-chip[data-status="ready"]').wait_for(timeout=30_000)
+
     run_tools(
         app,
         mock,
@@ -151,9 +157,10 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
         "work on the files",
     )
     results = sent_results(mock)
-    assert sorted(results["ls1"].split()) == ["README.md", "data.csv", "src/"]
+    assert sorted(results["ls1"].split()) == ["README.md", "data.csv", "src/", "uploads/"]
     assert "TODO: write the docs" in results["rd1"]
     files = disk(app)
+    assert files["uploads/brief.txt"][0] == "the brief\n"
     assert files["README.md"][0] == "# My project\nDocs: see notes/\n"
     assert files["notes/plan.md"][0] == "step 1\n"
     assert results["gr1"].strip() == "src/app.py:1: print('hello')"  # not .git/HEAD nor node_modules/
@@ -162,6 +169,11 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     panel = open_files(app)
     assert panel.locator(".pa-open-folder").inner_text() == "Folder: my-project"
     wait_until(lambda: panel.locator(".pa-file-name", has_text="plan.md").count() == 1)
+    # A file uploaded in the panel lands in the folder.
+    panel.locator(".pa-preview > input[type=file]:not([webkitdirectory])").set_input_files(
+        files=[{"name": "uploaded.txt", "mimeType": "text/plain", "buffer": b"uploaded\n"}]
+    )
+    wait_until(lambda: disk(app).get("uploaded.txt", ("", 0))[0] == "uploaded\n")
 
 
 def test_python_reads_and_writes_the_folder_and_leaves_the_rest(app: App, mock: MockProviderServer) -> None:
@@ -237,3 +249,21 @@ json.dumps((await open_page_workspace(${JSON.stringify(sid)})).paths())`)""",
     )
     assert "after-reload.txt" in stored and "out/total.txt" in stored and "data.csv" not in stored
     assert "data.csv" in disk(app)
+
+
+def test_a_folder_gone_after_a_reload_is_said_and_the_chat_goes_on_with_its_copy(
+    app: App, mock: MockProviderServer
+) -> None:
+    page = app.page
+    page.evaluate("() => { window.__folderName = 'old-project'; }")
+    app.new_chat()
+    page.locator("#welcome-folder").get_by_role("button", name="Open a folder…").click()
+    page.locator("#folder-bar .pa-open-folder", has_text="Folder: old-project").wait_for(timeout=30_000)
+    run_tools(app, mock, [{"id": "wr5", "name": "write", "arguments": {"path": "kept.txt", "content": "k\n"}}], "keep")
+    page.evaluate(
+        "async () => (await navigator.storage.getDirectory()).removeEntry('old-project', { recursive: true })"
+    )
+    reload(app)
+    page.locator("#folder-bar", has_text="The folder old-project is gone or was renamed").wait_for(timeout=60_000)
+    run_tools(app, mock, [{"id": "rd5", "name": "read", "arguments": {"path": "kept.txt"}}], "read the copy")
+    assert sent_results(mock)["rd5"].strip() == "k"
