@@ -53,7 +53,11 @@ class FolderWorkspaceStore:
         to_js, Object = ffi().to_js, js_module().Object
         known = to_js({path: list(state) for path, state in self._known.items()}, dict_converter=Object.fromEntries)
         options = to_js(
-            {"maxFiles": self.limits.max_files, "maxFileBytes": self.limits.max_file_bytes},
+            {
+                "maxFiles": self.limits.max_files,
+                "maxFileBytes": self.limits.max_file_bytes,
+                "maxTotalBytes": self.limits.max_total_bytes,
+            },
             dict_converter=Object.fromEntries,
         )
         result = await (await self._api()).scan(self.handle, known, options)

@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from test_a11y import axe_source as axe_source
+from test_a11y import axe_violations
 from test_workspace_panel import open_files
 from web_app_helpers import App, open_app, wait_until
 
@@ -212,13 +214,16 @@ def test_a_change_made_outside_is_what_the_next_read_returns(app: App, mock: Moc
     assert "new_module.py" in results["fd3"]
 
 
-def test_after_a_reload_access_is_asked_again_then_the_tools_work(app: App, mock: MockProviderServer) -> None:
+def test_after_a_reload_access_is_asked_again_then_the_tools_work(
+    app: App, mock: MockProviderServer, axe_source: str
+) -> None:
     page = app.page
     page.evaluate("() => sessionStorage.setItem('folder-permission', 'prompt')")
     reload(app)
     allow = page.get_by_role("button", name="Allow access to my-project again")
     allow.wait_for(timeout=60_000)
     assert page.evaluate("() => window.__permissionAsked ?? 0") == 0  # asked only on the click
+    assert axe_violations(page, axe_source) == []
     allow.click()
     page.locator("#folder-bar .pa-open-folder", has_text="Folder: my-project").wait_for(timeout=30_000)
     assert page.evaluate("() => window.__permissionAsked") == 1

@@ -70,14 +70,19 @@ export async function reachable(handle) {
 /**
  * The folder's files, compared with `known` ({path: [size, mtime]}, what Python has):
  * {changed: [{path, size, mtime, data: Uint8Array}], gone: [path], skipped: [folder], capped: n}.
- * Only new and changed files (size or lastModified differ) are read; at most `maxFiles` files and
- * files up to `maxFileBytes` are taken (the rest are counted in `capped`).
+ * Only new and changed files (size or lastModified differ) are read; at most `maxFiles` files of
+ * up to `maxFileBytes`, `maxTotalBytes` in all, are taken (the rest are counted in `capped`).
  */
-export async function scan(handle, known = {}, { maxFiles = 10_000, maxFileBytes = 25 * 1024 * 1024 } = {}) {
+export async function scan(
+  handle,
+  known = {},
+  { maxFiles = 10_000, maxFileBytes = 25 * 1024 * 1024, maxTotalBytes = 200 * 1024 * 1024 } = {},
+) {
   const changed = [];
   const seen = new Set();
   const skipped = [];
   let capped = 0;
+  let total = 0;
   const walk = async (folder, prefix) => {
     for await (const [name, entry] of folder.entries()) {
       const path = prefix + name;
@@ -91,10 +96,11 @@ export async function scan(handle, known = {}, { maxFiles = 10_000, maxFileBytes
         continue;
       }
       const file = await entry.getFile();
-      if (file.size > maxFileBytes) {
+      if (file.size > maxFileBytes || total + file.size > maxTotalBytes) {
         capped += 1;
         continue;
       }
+      total += file.size;
       seen.add(path);
       const was = known[path];
       if (was && was[0] === file.size && was[1] === file.lastModified) continue;
