@@ -19,7 +19,7 @@ from typing import Any
 
 from ..app import workspace_store
 from ..app.workspace_store import stored_data
-from ..tools.workspace import WorkspaceFile, WorkspaceLimits, WorkspaceStore
+from ..tools.workspace import WorkspaceError, WorkspaceFile, WorkspaceLimits, WorkspaceStore
 from .sandbox import ffi, js_module, load_sandbox_api
 from .workspace import IndexedDBWorkspaceStore
 
@@ -74,7 +74,11 @@ class FolderWorkspaceStore:
         return files, gone
 
     async def put(self, file: WorkspaceFile) -> None:
-        state = await (await self._api()).write(self.handle, file.path, ffi().to_js(file.to_bytes()))
+        if ".git" in file.path.split("/")[:-1]:
+            # A repository's insides (hooks run on the user's machine) are not the agent's to write.
+            raise WorkspaceError(f"{file.path} is inside a .git folder, which is not written from here")
+        replace = file.path in self._known
+        state = await (await self._api()).write(self.handle, file.path, ffi().to_js(file.to_bytes()), replace)
         self._known[file.path] = (int(state[0]), int(state[1]))
         await self.copy.put(file)
 

@@ -5,13 +5,16 @@ small project, which the test reads and changes through its own handle:
 
 - "Open a folder…" on the welcome screen makes it the workspace; its name shows above the composer
   and in the Files panel; `.git/` and `node_modules/` are not read;
-- the model's `ls`, `read`, `edit`, `write` and `grep` act on the folder's real entries;
+- the model's `ls`, `read`, `edit`, `write` and `grep` act on the folder's real entries; a file the
+  workspace did not read (node_modules/) is not overwritten, nothing is written in `.git/`;
+- attachments and the Files panel's uploads land in the folder;
 - the `python` tool reads a CSV from the folder and writes a result into it; a file it did not
   touch keeps its lastModified;
 - a file changed through the handle between two tool calls is what the second `read` returns;
 - after a reload (permission back to "prompt", as Chromium does) "Allow access to my-project again"
   is offered, and once allowed the tools work on the folder again;
-- "Close folder" goes back to the stored workspace, which holds what the agent wrote.
+- "Close folder" goes back to the stored workspace, which holds what the agent wrote;
+- a folder gone after a reload is said so, and the chat reads its stored copy.
 """
 
 from __future__ import annotations
@@ -155,6 +158,9 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
             },
             {"id": "wr1", "name": "write", "arguments": {"path": "notes/plan.md", "content": "step 1\n"}},
             {"id": "gr1", "name": "grep", "arguments": {"pattern": "print|module|refs"}},
+            # Files the workspace did not read are not overwritten, and .git/ is not written at all.
+            {"id": "nm1", "name": "write", "arguments": {"path": "node_modules/left-pad/index.js", "content": "x"}},
+            {"id": "gt1", "name": "write", "arguments": {"path": ".git/hooks/pre-commit", "content": "rm -rf ~"}},
         ],
         "work on the files",
     )
@@ -165,6 +171,10 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     assert files["uploads/brief.txt"][0] == "the brief\n"
     assert files["README.md"][0] == "# My project\nDocs: see notes/\n"
     assert files["notes/plan.md"][0] == "step 1\n"
+    assert "was not read" in results["nm1"] and "not overwritten" in results["nm1"]
+    assert "inside a .git folder" in results["gt1"]
+    assert files["node_modules/left-pad/index.js"][0] == PROJECT["node_modules/left-pad/index.js"]
+    assert ".git/hooks/pre-commit" not in files
     assert results["gr1"].strip() == "src/app.py:1: print('hello')"  # not .git/HEAD nor node_modules/
 
     # The Files panel names the folder and lists its files.

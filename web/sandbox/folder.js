@@ -120,9 +120,24 @@ async function parentOf(handle, path, create) {
   return [folder, name];
 }
 
-/** Writes `data` (Uint8Array) at `path`, folders created; resolves to [size, lastModified]. */
-export async function write(handle, path, data) {
+/**
+ * Writes `data` (Uint8Array) at `path`, folders created; resolves to [size, lastModified]. Unless
+ * `replace`, a file already there (one the workspace did not read: over its limits, or in a folder
+ * it skips) is not overwritten: rejects with a sentence that says so.
+ */
+export async function write(handle, path, data, replace) {
   const [folder, name] = await parentOf(handle, path, true);
+  if (
+    !replace &&
+    (await folder.getFileHandle(name).then(
+      () => true,
+      (error) => error?.name !== "NotFoundError",
+    ))
+  ) {
+    throw new Error(
+      "a file of that name is in the folder but was not read (over the workspace's limits or in a skipped folder), so it was not overwritten",
+    );
+  }
   const entry = await folder.getFileHandle(name, { create: true });
   const writable = await entry.createWritable();
   await writable.write(data);
