@@ -60,7 +60,13 @@ class FolderWorkspaceStore:
             },
             dict_converter=Object.fromEntries,
         )
-        result = await (await self._api()).scan(self.handle, known, options)
+        try:
+            result = await (await self._api()).scan(self.handle, known, options)
+        except Exception as error:
+            raise WorkspaceError(
+                f"The folder {self.name} could not be read ({error}): it may have been moved or deleted. "
+                "Close it, or open it again from the Files panel."
+            ) from error
         files = []
         for item in result.changed:
             path, size, mtime = str(item.path), int(item.size), int(item.mtime)

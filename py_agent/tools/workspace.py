@@ -316,6 +316,7 @@ class Workspace:
     _files: dict[str, WorkspaceFile] = field(default_factory=dict, init=False, repr=False)
     _listeners: list[WorkspaceListener] = field(default_factory=list, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+    _looking: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     async def open(cls, store: WorkspaceStore | None = None, limits: WorkspaceLimits | None = None) -> Workspace:
@@ -354,11 +355,19 @@ class Workspace:
         folder = self.folder
         if folder is None:
             return
-        async with self._store_lock():
-            changed, gone = await folder.changes()
-            for file in changed:
-                self._files[file.path] = file
-            gone = [path for path in gone if self._files.pop(path, None) is not None]
+        if self._looking is not None:  # a batch of tool calls: the look under way serves them all
+            await asyncio.shield(self._looking)
+            return
+        self._looking = asyncio.get_running_loop().create_future()
+        try:
+            async with self._store_lock():
+                changed, gone = await folder.changes()
+                for file in changed:
+                    self._files[file.path] = file
+                gone = [path for path in gone if self._files.pop(path, None) is not None]
+        finally:
+            self._looking.set_result(None)
+            self._looking = None
         for file in changed:
             self._notify(WorkspaceChange("write", file.path, OUTSIDE_SOURCE))
         for path in gone:

@@ -6,6 +6,7 @@ deleting the session never touches the folder's files. (The page's folder: tests
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,12 +36,15 @@ class DictFolder:
         self.disk = disk
         self.copy = copy
         self.seen: dict[str, int] = {}
+        self.looks = 0
 
     async def load_all(self) -> list[WorkspaceFile]:
         self.seen = {}
         return (await self.changes())[0]
 
     async def changes(self) -> tuple[list[WorkspaceFile], list[str]]:
+        self.looks += 1
+        await asyncio.sleep(0)  # a real folder answers later
         changed = [WorkspaceFile(p, t, m) for p, (t, m) in self.disk.items() if self.seen.get(p) != m]
         gone = [p for p in self.seen if p not in self.disk]
         self.seen = {p: m for p, (_t, m) in self.disk.items()}
@@ -140,3 +144,18 @@ async def test_a_stored_workspace_does_not_refresh() -> None:
     await workspace.write("a.txt", "a")
     await workspace.refresh()
     assert workspace.folder is None and workspace.paths() == ["a.txt"]
+
+
+async def test_a_batch_of_tool_calls_shares_one_look_at_the_folder() -> None:
+    disk = {"a.txt": ("a", 1)}
+    await open_workspace("s3")
+    folder = DictFolder(disk, COPIES["s3"])
+    workspace = await open_folder("s3", folder)
+    tools = workspace_tools.make_tools(workspace)
+    looks = folder.looks
+    disk["a.txt"] = ("changed", 2)
+    texts = await asyncio.gather(*(call(tools, "read", path="a.txt") for _ in range(4)))
+    assert folder.looks == looks + 1
+    assert all("changed" in text for text in texts)
+    await call(tools, "read", path="a.txt")  # the next call looks again
+    assert folder.looks == looks + 2

@@ -67,47 +67,69 @@ export async function reachable(handle) {
   }
 }
 
+/** `work(item)` for every item, `width` at a time (the API's calls are slow one by one, fast together). */
+async function together(items, work, width = 64) {
+  const results = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+  return results;
+}
+
 /**
  * The folder's files, compared with `known` ({path: [size, mtime]}, what Python has):
  * {changed: [{path, size, mtime, data: Uint8Array}], gone: [path], skipped: [folder], capped: n}.
  * Only new and changed files (size or lastModified differ) are read; at most `maxFiles` files of
- * up to `maxFileBytes`, `maxTotalBytes` in all, are taken (the rest are counted in `capped`).
+ * up to `maxFileBytes`, `maxTotalBytes` in all, are taken in path order (the rest are counted in
+ * `capped`).
  */
 export async function scan(
   handle,
   known = {},
   { maxFiles = 10_000, maxFileBytes = 25 * 1024 * 1024, maxTotalBytes = 200 * 1024 * 1024 } = {},
 ) {
-  const changed = [];
-  const seen = new Set();
+  const entries = [];
   const skipped = [];
-  let capped = 0;
-  let total = 0;
   const walk = async (folder, prefix) => {
+    const below = [];
     for await (const [name, entry] of folder.entries()) {
       const path = prefix + name;
-      if (entry.kind === "directory") {
-        if (SKIPPED_FOLDERS.includes(name)) skipped.push(path);
-        else await walk(entry, `${path}/`);
-        continue;
-      }
-      if (seen.size >= maxFiles) {
-        capped += 1;
-        continue;
-      }
-      const file = await entry.getFile();
-      if (file.size > maxFileBytes || total + file.size > maxTotalBytes) {
-        capped += 1;
-        continue;
-      }
-      total += file.size;
-      seen.add(path);
-      const was = known[path];
-      if (was && was[0] === file.size && was[1] === file.lastModified) continue;
-      changed.push({ path, size: file.size, mtime: file.lastModified, data: new Uint8Array(await file.arrayBuffer()) });
+      if (entry.kind === "file") entries.push([path, entry]);
+      else if (SKIPPED_FOLDERS.includes(name)) skipped.push(path);
+      else below.push(walk(entry, `${path}/`));
     }
+    await Promise.all(below);
   };
   await walk(handle, "");
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const taken = entries.slice(0, maxFiles);
+  let capped = entries.length - taken.length;
+  const files = await together(taken, ([, entry]) => entry.getFile());
+  const seen = new Set();
+  const wanted = [];
+  let total = 0;
+  taken.forEach(([path], index) => {
+    const file = files[index];
+    if (file.size > maxFileBytes || total + file.size > maxTotalBytes) {
+      capped += 1;
+      return;
+    }
+    total += file.size;
+    seen.add(path);
+    const was = known[path];
+    if (!was || was[0] !== file.size || was[1] !== file.lastModified) wanted.push([path, file]);
+  });
+  const changed = await together(wanted, async ([path, file]) => ({
+    path,
+    size: file.size,
+    mtime: file.lastModified,
+    data: new Uint8Array(await file.arrayBuffer()),
+  }));
   const gone = Object.keys(known).filter((path) => !seen.has(path));
   return { changed, gone, skipped: skipped.sort(), capped };
 }
