@@ -99,21 +99,17 @@ class FolderWorkspaceStore:
         await (await self._api()).forget(self.session_id)
 
 
-def _state(store: FolderWorkspaceStore, files: int) -> str:
-    return json.dumps({"name": store.name, "files": files, "skipped": store.skipped, "capped": store.capped})
-
-
 async def open_folder(session_id: str, handle: Any) -> str:
     """The session's workspace becomes the folder (permission already granted):
-    ``{name, files, skipped, capped}`` or ``{error}``."""
+    ``{name, skipped, capped}`` or ``{error}``."""
     workspace = await workspace_store.open_workspace(session_id)
     store = FolderWorkspaceStore(session_id, handle, IndexedDBWorkspaceStore(session_id), workspace.limits)
     try:
         await workspace_store.open_folder(session_id, store)
-    except Exception as error:
+    except Exception as error:  # the store's own sentence (WorkspaceError), or the page's error
         await workspace_store.close_folder(session_id)
-        return json.dumps({"error": f"The folder {store.name} could not be read: {error}"})
-    return _state(store, len(workspace))
+        return json.dumps({"error": str(error)})
+    return json.dumps({"name": store.name, "skipped": store.skipped, "capped": store.capped})
 
 
 async def close_folder(session_id: str) -> None:

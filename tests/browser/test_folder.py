@@ -133,14 +133,14 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     mock.reset()
     page.locator("#welcome-folder").get_by_role("button", name="Open a folder…").click()
     bar = page.locator("#folder-bar")
-    bar.locator(".pa-open-folder", has_text="Folder: my-project").wait_for(timeout=30_000)
+    bar.locator(".pa-open-folder", has_text="Folder: my-project").wait_for(timeout=60_000)
     assert "not read: .git/, node_modules/" in bar.inner_text()
 
     # An attachment is saved in the folder (uploads/), as in the stored workspace.
     page.locator("#attach-input").set_input_files(
         files=[{"name": "brief.txt", "mimeType": "text/plain", "buffer": b"the brief\n"}]
     )
-    page.locator('#attachments .att-chip[data-status="ready"]').wait_for(timeout=30_000)
+    page.locator('#attachments .att-chip[data-status="ready"]').wait_for(timeout=60_000)
 
     run_tools(
         app,
@@ -180,12 +180,12 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     # The Files panel names the folder and lists its files.
     panel = open_files(app)
     assert panel.locator(".pa-open-folder").inner_text() == "Folder: my-project"
-    wait_until(lambda: panel.locator(".pa-file-name", has_text="plan.md").count() == 1)
+    wait_until(lambda: panel.locator(".pa-file-name", has_text="plan.md").count() == 1, timeout=30)
     # A file uploaded in the panel lands in the folder.
     panel.locator(".pa-preview > input[type=file]:not([webkitdirectory])").set_input_files(
         files=[{"name": "uploaded.txt", "mimeType": "text/plain", "buffer": b"uploaded\n"}]
     )
-    wait_until(lambda: disk(app).get("uploaded.txt", ("", 0))[0] == "uploaded\n")
+    wait_until(lambda: disk(app).get("uploaded.txt", ("", 0))[0] == "uploaded\n", timeout=30)
 
 
 def test_python_reads_and_writes_the_folder_and_leaves_the_rest(app: App, mock: MockProviderServer) -> None:
@@ -235,7 +235,7 @@ def test_after_a_reload_access_is_asked_again_then_the_tools_work(
     assert page.evaluate("() => window.__permissionAsked ?? 0") == 0  # asked only on the click
     assert axe_violations(page, axe_source) == []
     allow.click()
-    page.locator("#folder-bar .pa-open-folder", has_text="Folder: my-project").wait_for(timeout=30_000)
+    page.locator("#folder-bar .pa-open-folder", has_text="Folder: my-project").wait_for(timeout=60_000)
     assert page.evaluate("() => window.__permissionAsked") == 1
     run_tools(
         app,
@@ -273,12 +273,14 @@ def test_a_folder_gone_after_a_reload_is_said_and_the_chat_goes_on_with_its_copy
     page.evaluate("() => { window.__folderName = 'old-project'; }")
     app.new_chat()
     page.locator("#welcome-folder").get_by_role("button", name="Open a folder…").click()
-    page.locator("#folder-bar .pa-open-folder", has_text="Folder: old-project").wait_for(timeout=30_000)
+    page.locator("#folder-bar .pa-open-folder", has_text="Folder: old-project").wait_for(timeout=60_000)
     run_tools(app, mock, [{"id": "wr5", "name": "write", "arguments": {"path": "kept.txt", "content": "k\n"}}], "keep")
     page.evaluate(
         "async () => (await navigator.storage.getDirectory()).removeEntry('old-project', { recursive: true })"
     )
     reload(app)
+    # Still "prompt" after the reload (the flag of the test above): whether it is there is known once allowed.
+    page.get_by_role("button", name="Allow access to old-project again").click(timeout=60_000)
     page.locator("#folder-bar", has_text="The folder old-project is gone or was renamed").wait_for(timeout=60_000)
     run_tools(app, mock, [{"id": "rd5", "name": "read", "arguments": {"path": "kept.txt"}}], "read the copy")
     assert sent_results(mock)["rd5"].strip() == "k"

@@ -44,17 +44,25 @@ export async function showSession(session) {
   const saved = await folder.recall(session).catch(() => undefined);
   if (!saved || current.session !== session) return;
   const { handle, name } = saved;
-  if (!(await folder.reachable(handle).catch(() => false))) {
-    await folder.forget(session).catch(() => {});
-    set({
-      state: "gone",
-      name,
-      message: `The folder ${name} is gone or was renamed: this chat continues on its stored copy of the files.`,
-    });
+  // After a reload Chromium answers "prompt": nothing of the folder (not even whether it is still
+  // there) can be read before the user allows it again.
+  if ((await folder.permission(handle).catch(() => "prompt")) === "granted") await resume(session, handle, name);
+  else set({ state: "prompt", name, handle });
+}
+
+/** Access granted: the folder becomes the workspace again, or is said to be gone. */
+async function resume(session, handle, name) {
+  if (await folder.reachable(handle)) {
+    await attach(session, handle);
     return;
   }
-  if ((await folder.permission(handle)) === "granted") await attach(session, handle);
-  else set({ state: "prompt", name, handle });
+  await folder.forget(session).catch(() => {});
+  set({
+    state: "gone",
+    name,
+    handle: null,
+    message: `The folder ${name} is gone or was renamed: this chat continues on its stored copy of the files.`,
+  });
 }
 
 async function openFolder() {
@@ -79,7 +87,7 @@ async function allowAgain() {
   const { session, handle } = current;
   // requestPermission needs this click's user activation: it is the first thing awaited.
   const answer = await folder.allow(handle);
-  if (answer === "granted") await attach(session, handle);
+  if (answer === "granted") await resume(session, handle, current.name);
   else set({ message: `Access to ${current.name} was not allowed: the tools work on this chat's stored copy.` });
 }
 

@@ -56,14 +56,13 @@ export const permission = (handle) => handle.queryPermission({ mode: "readwrite"
 /** Asks the user (needs a click); resolves to the new state. */
 export const allow = (handle) => handle.requestPermission({ mode: "readwrite" });
 
-/** Whether the folder is still there (gone or renamed: a NotFoundError). */
+/** Whether the folder is still there (gone or renamed: a NotFoundError; other errors are said when it is read). */
 export async function reachable(handle) {
   try {
     for await (const _ of handle.keys()) break;
     return true;
   } catch (error) {
-    if (error?.name === "NotFoundError") return false;
-    throw error;
+    return error?.name !== "NotFoundError";
   }
 }
 
