@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from test_a11y import axe_source as axe_source
 from test_a11y import axe_violations
+from test_composer_attachments import mock as mock
 from test_workspace_panel import open_files
 from web_app_helpers import App, open_app, wait_until
 
@@ -76,12 +77,6 @@ PROJECT = {
     ".git/HEAD": "ref: refs/heads/main\n",
     "node_modules/left-pad/index.js": "module.exports = 1; // TODO\n",
 }
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
