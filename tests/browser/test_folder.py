@@ -63,7 +63,10 @@ READ_ALL = f"""async () => {{
   const walk = async (folder, prefix) => {{
     for await (const [name, entry] of folder.entries()) {{
       if (entry.kind === "directory") await walk(entry, prefix + name + "/");
-      else {{ const file = await entry.getFile(); out[prefix + name] = [await file.text(), file.lastModified]; }}
+      else if (!name.endsWith(".crswap")) {{  // Chromium's file beside one being written
+        const file = await entry.getFile();
+        out[prefix + name] = [await file.text(), file.lastModified];
+      }}
     }}
   }};
   await walk(await ({FOLDER})(), "");
@@ -243,6 +246,19 @@ def test_after_a_reload_access_is_asked_again_then_the_tools_work(
     )
     assert "new_module.py" in sent_results(mock)["ls4"]
     assert disk(app)["after-reload.txt"][0] == "back\n"
+
+    # The export carries the files the agent (and the user) wrote here, not the whole project.
+    exported = app.py("export_session")["text"].splitlines()
+    entry = json.loads(exported[-1])
+    assert entry["customType"] == "py-agent/workspace"
+    assert sorted(f["path"] for f in entry["data"]["files"]) == [
+        "README.md",
+        "after-reload.txt",
+        "notes/plan.md",
+        "out/total.txt",
+        "uploaded.txt",
+        "uploads/brief.txt",
+    ]
 
     # Closed: the stored workspace (what the agent wrote), the folder untouched.
     page.locator("#folder-bar").get_by_role("button", name="Close folder my-project").click()

@@ -11,6 +11,9 @@ const STORE = "handles";
 /** Folders never read into the workspace: history and installed packages (see docs/folders.md). */
 export const SKIPPED_FOLDERS = Object.freeze([".git", "node_modules"]);
 
+/** Chromium's own file beside one being written (createWritable), gone once the write is closed. */
+const SWAP = ".crswap";
+
 /** Whether this browser can open folders (Chromium's showDirectoryPicker). */
 export function supported() {
   return typeof window.showDirectoryPicker === "function";
@@ -98,9 +101,10 @@ export async function scan(
     const below = [];
     for await (const [name, entry] of folder.entries()) {
       const path = prefix + name;
-      if (entry.kind === "file") entries.push([path, entry]);
-      else if (SKIPPED_FOLDERS.includes(name)) skipped.push(path);
-      else below.push(walk(entry, `${path}/`));
+      if (entry.kind === "file") {
+        if (!name.endsWith(SWAP)) entries.push([path, entry]);
+      } else if (SKIPPED_FOLDERS.includes(name)) skipped.push(path);
+      else below.push(walk(entry, `${path}/`).catch(() => {})); // a folder removed meanwhile: gone
     }
     await Promise.all(below);
   };
@@ -108,12 +112,14 @@ export async function scan(
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const taken = entries.slice(0, maxFiles);
   let capped = entries.length - taken.length;
-  const files = await together(taken, ([, entry]) => entry.getFile());
+  // A file deleted between the listing and getFile() (an editor's temporary file) is not there.
+  const files = await together(taken, ([, entry]) => entry.getFile().catch(() => null));
   const seen = new Set();
   const wanted = [];
   let total = 0;
   taken.forEach(([path], index) => {
     const file = files[index];
+    if (!file) return;
     if (file.size > maxFileBytes || total + file.size > maxTotalBytes) {
       capped += 1;
       return;
@@ -123,12 +129,15 @@ export async function scan(
     const was = known[path];
     if (!was || was[0] !== file.size || was[1] !== file.lastModified) wanted.push([path, file]);
   });
-  const changed = await together(wanted, async ([path, file]) => ({
-    path,
-    size: file.size,
-    mtime: file.lastModified,
-    data: new Uint8Array(await file.arrayBuffer()),
-  }));
+  // A file changed again while it is read is read at the next look (its lastModified moved on).
+  const read = await together(wanted, async ([path, file]) => {
+    try {
+      return { path, size: file.size, mtime: file.lastModified, data: new Uint8Array(await file.arrayBuffer()) };
+    } catch {
+      return null;
+    }
+  });
+  const changed = read.filter(Boolean);
   const gone = Object.keys(known).filter((path) => !seen.has(path));
   return { changed, gone, skipped: skipped.sort(), capped };
 }
