@@ -36,6 +36,7 @@ from ._text import (
     truncate_head,
     truncate_line,
 )
+from .gitignore import IgnoreRules
 from .workspace import Workspace, WorkspaceFile, normalize_path
 
 __all__ = [
@@ -529,10 +530,11 @@ def _searched_files(workspace: Workspace, path: str, glob: str | None) -> tuple[
     folder = normalize_path(path, allow_root=True)
     prefix = folder + "/" if folder else ""
     matcher = _glob_matcher(glob) if glob else None
+    rules = IgnoreRules.of(workspace)
     pairs = []
     for file in workspace.files(folder):
         relative = file.path[len(prefix) :]
-        if matcher is None or matcher(relative):
+        if (matcher is None or matcher(relative)) and not rules.ignored(file.path, below=folder):
             pairs.append((relative, file))
     return pairs, True
 
@@ -710,7 +712,7 @@ def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -
         label="grep",
         description=(
             "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
-            "Patterns are Python regular expressions. Binary files are skipped. "
+            "Respects .gitignore. Patterns are Python regular expressions. Binary files are skipped. "
             f"Output is truncated to {GREP_DEFAULT_LIMIT} matches or {DEFAULT_MAX_BYTES // 1024}KB "
             f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
         ),
@@ -758,13 +760,19 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         # fd: a pattern without '/' matches names; one with '/' the whole path below the folder.
         full_path = "/" in pattern
         regex = glob_to_regex(pattern.lstrip("/") if full_path else pattern)
+        rules = IgnoreRules.of(workspace)
         candidates: set[str] = set()
         for file in workspace.files(folder):
             relative = file.path[len(prefix) :]
             parts = relative.split("/")
-            for depth in range(1, len(parts)):
-                candidates.add("/".join(parts[:depth]) + "/")
-            candidates.add(relative)
+            for depth in range(1, len(parts)):  # fd lists a folder that is not ignored, even if all it holds is
+                shown = "/".join(parts[:depth])
+                if rules.ignored(prefix + shown, is_dir=True, below=folder):
+                    break
+                candidates.add(shown + "/")
+            else:
+                if not rules.ignored(file.path, below=folder):
+                    candidates.add(relative)
         results = []
         for candidate in sorted(candidates):
             bare = candidate.rstrip("/")
@@ -790,7 +798,7 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         label="find",
         description=(
             "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
-            f"Output is truncated to {FIND_DEFAULT_LIMIT} results or {DEFAULT_MAX_BYTES // 1024}KB "
+            f"Respects .gitignore. Output is truncated to {FIND_DEFAULT_LIMIT} results or {DEFAULT_MAX_BYTES // 1024}KB "
             "(whichever is hit first)."
         ),
         parameters=FIND_SCHEMA,

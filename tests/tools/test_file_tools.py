@@ -310,3 +310,80 @@ def test_long_outputs_keep_their_tail() -> None:
     assert out.endswith("\n2999")
     wide = keep_tail("\n".join(["x" * 1000] * 100))
     assert wide.startswith("[Output truncated: showing the last 51 of 100 lines (50.0KB limit)]")
+
+
+# ---- .gitignore in grep and find (ripgrep's and fd's rules) ----------------------------------
+
+IGNORED_PROJECT: dict[str, str | bytes] = {
+    ".gitignore": "*.log\n!keep.log\nbuild/\n/root-only.txt\ndocs/*.tmp\n",
+    "app.py": "needle\n",
+    "debug.log": "needle\n",
+    "keep.log": "needle\n",
+    "build/out.py": "needle\n",
+    "src/build/gen.py": "needle\n",
+    "root-only.txt": "needle\n",
+    "src/root-only.txt": "needle\n",
+    "docs/a.tmp": "needle\n",
+    "docs/deep/b.tmp": "needle\n",
+    "src/.gitignore": "secret.py\n!debug.log\n",
+    "src/secret.py": "needle\n",
+    "src/debug.log": "needle\n",
+    "lib/.ignore": "vendored/\n",
+    "lib/vendored/x.py": "needle\n",
+    ".git/config": "needle\n",
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "sub/.git": "gitdir: ../.git/worktrees/sub\nneedle\n",
+    ".hidden/visible.py": "needle\n",
+}
+
+
+async def test_grep_honours_gitignore_and_skips_git() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    found = sorted(line.split(":")[0] for line in text(await run(tools["grep"], pattern="needle")).splitlines())
+    assert found == [
+        ".hidden/visible.py",  # rg --hidden: dotfiles are searched
+        "app.py",
+        "docs/deep/b.tmp",  # docs/*.tmp names docs/a.tmp only
+        "keep.log",  # re-included by !keep.log
+        "src/debug.log",  # re-included by src/.gitignore
+        "src/root-only.txt",  # /root-only.txt is anchored to the root
+    ]
+
+
+async def test_grep_in_a_subfolder_applies_the_rules_above_it() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    out = text(await run(tools["grep"], pattern="needle", path="src"))
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == ["debug.log", "root-only.txt"]
+    # A file named explicitly is searched even when ignored (as ripgrep does).
+    assert text(await run(tools["grep"], pattern="needle", path="debug.log")) == "debug.log:1: needle"
+    # So is an ignored folder asked for by name; the rules still apply below it.
+    assert text(await run(tools["grep"], pattern="needle", path="build")) == "out.py:1: needle"
+
+
+async def test_find_honours_gitignore_and_skips_git() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    out = text(await run(tools["find"], pattern="*"))
+    assert out.splitlines() == [
+        ".gitignore",
+        ".hidden/",
+        ".hidden/visible.py",
+        "app.py",
+        "docs/",
+        "docs/deep/",
+        "docs/deep/b.tmp",
+        "keep.log",
+        "lib/",
+        "lib/.ignore",
+        "src/",
+        "src/.gitignore",
+        "src/debug.log",
+        "src/root-only.txt",
+        "sub/",  # listed although all it holds is .git (fd lists folders that are not ignored)
+    ]
+    assert text(await run(tools["find"], pattern="*.log")).splitlines() == ["keep.log", "src/debug.log"]
+
+
+async def test_grep_and_find_without_gitignore_see_everything_but_git() -> None:
+    _ws, tools = await setup({"a.log": "x\n", ".git/index": "x\n", "b/c.txt": "x\n"})
+    assert text(await run(tools["find"], pattern="*")).splitlines() == ["a.log", "b/", "b/c.txt"]
+    assert sorted(text(await run(tools["grep"], pattern="x")).splitlines()) == ["a.log:1: x", "b/c.txt:1: x"]
