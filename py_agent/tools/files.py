@@ -798,8 +798,8 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         label="find",
         description=(
             "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
-            f"Respects .gitignore. Output is truncated to {FIND_DEFAULT_LIMIT} results or {DEFAULT_MAX_BYTES // 1024}KB "
-            "(whichever is hit first)."
+            f"Respects .gitignore. Output is truncated to {FIND_DEFAULT_LIMIT} results or "
+            f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first)."
         ),
         parameters=FIND_SCHEMA,
         execute=execute,
