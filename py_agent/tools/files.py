@@ -37,7 +37,7 @@ from ._text import (
     truncate_line,
 )
 from .gitignore import IgnoreRules
-from .workspace import Workspace, WorkspaceFile, normalize_path
+from .workspace import StaleFileError, Workspace, WorkspaceFile, normalize_path
 
 __all__ = [
     "FILE_TOOL_NAMES",
@@ -63,6 +63,10 @@ GREP_DEFAULT_LIMIT = 100
 FIND_DEFAULT_LIMIT = 1000
 MAX_INLINE_IMAGE_BYTES = 4_500_000
 """Images above this are not sent to the model (pi resizes them; the page does not)."""
+MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024
+"""``read`` and ``edit`` refuse text files above this (the page holds and decodes them whole)."""
+MAX_DIFF_BYTES = 256 * 1024
+"""A ``write``'s diff above this is left out of its details (kept with the session)."""
 _NO_LIMIT = 2**53 - 1
 
 
@@ -115,6 +119,21 @@ def _require_file(workspace: Workspace, path: str) -> WorkspaceFile:
     if workspace.is_dir(path):
         raise ToolError(READ_DIRECTORY_ERROR)
     raise ToolError(f"ENOENT: no such file or directory, access '{_shown_path(path)}'")
+
+
+def _check_size(path: str, file: WorkspaceFile, verb: str) -> None:
+    if file.size > MAX_TEXT_FILE_BYTES:
+        raise ToolError(
+            f"Could not {verb} {path}: it is {format_size(file.size)}, over the {format_size(MAX_TEXT_FILE_BYTES)} "
+            "limit for files the read and edit tools handle. Use grep to search it, or the python tool to work on it."
+        )
+
+
+def _check_fresh(workspace: Workspace, path: str) -> None:
+    try:
+        workspace.check_not_stale(path)
+    except StaleFileError as error:
+        raise ToolError(str(error)) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,7 +201,11 @@ def make_read_tool(workspace: Workspace) -> AgentTool:
         file = _require_file(workspace, path)
         text = file.text()
         if text is not None:
-            return _read_text(path, text, _int_arg(params.get("offset")), _int_arg(params.get("limit")))
+            _check_size(path, file, "read")
+            result = _read_text(path, text, _int_arg(params.get("offset")), _int_arg(params.get("limit")))
+            workspace.mark_seen(path)
+            return result
+        workspace.mark_seen(path)
         data = file.to_bytes()
         mime = _image_mime(data)
         if mime is None:
@@ -230,14 +253,38 @@ WRITE_SCHEMA = TypeBoxSchema(
 )
 
 
+def _write_details(old: WorkspaceFile | None, content: str) -> dict[str, Any]:
+    """What a ``write`` changed, for its card (pi's ``write`` has no details): ``created`` and,
+    over a text file, the diff as ``edit`` gives it (``diff``, ``firstChangedLine``)."""
+    details: dict[str, Any] = {"created": old is None}
+    before = "" if old is None else old.text()
+    if before is None:
+        details["replacedBinary"] = True
+        return details
+    if utf16_len(before) + utf16_len(content) > MAX_DIFF_BYTES:
+        details["diffOmitted"] = True
+        return details
+    diff, first_changed = generate_diff(normalize_to_lf(strip_bom(before)[1]), normalize_to_lf(strip_bom(content)[1]))
+    details["diff"] = diff
+    if first_changed is not None:
+        details["firstChangedLine"] = first_changed
+    return details
+
+
 def make_write_tool(workspace: Workspace) -> AgentTool:
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, _on_update: AgentToolUpdateCallback | None
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        _on_update: AgentToolUpdateCallback | None,
     ) -> AgentToolResult:
         _check_abort(signal)
         path, content = params["path"], params["content"]
-        await workspace.write(path, content, source="write")
-        return _text_result(f"Successfully wrote {utf16_len(content)} bytes to {path}")
+        old = workspace.get(path) if isinstance(content, str) else None
+        if old is not None:
+            _check_fresh(workspace, path)
+        await workspace.write(path, content, source="write", change=tool_call_id)
+        return _text_result(f"Successfully wrote {utf16_len(content)} bytes to {path}", _write_details(old, content))
 
     return AgentTool(
         name="write",
@@ -318,7 +365,10 @@ def prepare_edit_arguments(raw: Any) -> Any:
 
 def make_edit_tool(workspace: Workspace) -> AgentTool:
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, _on_update: AgentToolUpdateCallback | None
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        _on_update: AgentToolUpdateCallback | None,
     ) -> AgentToolResult:
         _check_abort(signal)
         path, edits = params["path"], params.get("edits")
@@ -331,7 +381,12 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
             raise ToolError(f"Could not edit file: {path}. Error code: ENOENT.")
         raw = file.text()
         if raw is None:
-            raise ToolError(f"Could not edit file: {path}. It is a binary file.")
+            raise ToolError(
+                f"Could not edit file: {path}. It is a binary file ({format_size(file.size)}); "
+                "the edit tool changes text files only. Use the python tool to change it."
+            )
+        _check_size(path, file, "edit")
+        _check_fresh(workspace, path)
         bom, content = strip_bom(raw)
         ending = detect_line_ending(content)
         try:
@@ -339,7 +394,7 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
         except EditError as error:
             raise ToolError(str(error)) from None
         _check_abort(signal)
-        await workspace.write(path, bom + restore_line_endings(new, ending), source="edit")
+        await workspace.write(path, bom + restore_line_endings(new, ending), source="edit", change=tool_call_id)
         diff, first_changed = generate_diff(base, new)
         details: dict[str, Any] = {"diff": diff}
         if first_changed is not None:
