@@ -36,6 +36,7 @@ __all__ = [
     "IndexedDBWorkspaceStore",
     "PreviewSource",
     "code_tools",
+    "load_undo_state",
     "open_page_workspace",
     "page_workspace_platform",
     "preview_source",
@@ -136,10 +137,15 @@ async def open_page_workspace(session_id: str) -> Workspace:
 
 
 def undo_state(session_id: str, call_id: str) -> str:
-    """Whether a tool call's changes can be undone: ``"available"``, ``"undone"`` or ``"none"``
-    (also when the session's workspace is not open here)."""
+    """Whether a tool call's changes can be undone: ``"available"``, ``"undone"`` or ``"none"``;
+    ``"unknown"`` when the session's workspace is not open yet (:func:`load_undo_state` opens it)."""
     workspace = workspace_store.opened_workspace(session_id)
-    return "none" if workspace is None else workspace.history.state(call_id)
+    return "unknown" if workspace is None else workspace.history.state(call_id)
+
+
+async def load_undo_state(session_id: str, call_id: str) -> str:
+    """:func:`undo_state`, opening the session's workspace first."""
+    return (await open_workspace(session_id)).history.state(call_id)
 
 
 async def undo_change(session_id: str, call_id: str, force: bool = False) -> str:

@@ -237,13 +237,14 @@ async function workspaceModule() {
   return pyodide.pyimport("py_agent.browser.workspace");
 }
 
+// Asked at every paint: at once when the session's workspace is open in Python, else once it is.
 function undoState(sessionId, id) {
   const pyodide = window.pyAgent?.pyodide;
-  if (!pyodide) return "available";
+  if (!pyodide) return "unknown";
   try {
     return String(pyodide.pyimport("py_agent.browser.workspace").undo_state(sessionId, id));
   } catch {
-    return "available";
+    return "unknown";
   }
 }
 
@@ -251,13 +252,23 @@ function undoState(sessionId, id) {
 function undoControl(sessionId, id) {
   const box = el("div", "pa-undo");
   const state = undoState(sessionId, id);
+  if (state === "unknown") {
+    workspaceModule()
+      .then((python) => python.load_undo_state(sessionId, id))
+      .then((known) => fillUndo(box, sessionId, id, String(known)))
+      .catch((error) => console.warn("py-agent: could not tell whether a change can be undone", error));
+  } else fillUndo(box, sessionId, id, state);
+  return box;
+}
+
+function fillUndo(box, sessionId, id, state) {
   const note = el("span", "pa-undo-note");
   note.setAttribute("role", "status");
-  if (state === "none") return box;
+  if (state === "none") return;
   if (state === "undone") {
     note.textContent = "Undone.";
     box.append(note);
-    return box;
+    return;
   }
   const button = el("button", "pa-undo-button", "Undo");
   button.type = "button";
@@ -289,7 +300,6 @@ function undoControl(sessionId, id) {
     }
   });
   box.append(button, note);
-  return box;
 }
 
 /** A whole card (a <details>) for one tool call, or null for tools this module does not render. */
