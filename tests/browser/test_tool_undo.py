@@ -34,7 +34,7 @@ READ_FILE = """async ([session, path]) => {
 USER_EDIT = """async ([session, path, text]) => {
   const { pyodide } = await window.pyAgent.ready;
   const workspace = await pyodide.pyimport("py_agent.browser.workspace").open_page_workspace(session);
-  await workspace.write(path, text, pyodide.toPy({ source: "panel" }));
+  await workspace.write.callKwargs(path, text, { source: "panel" });
 }"""
 
 
