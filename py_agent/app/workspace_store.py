@@ -96,14 +96,17 @@ def workspace_platform() -> WorkspacePlatform:
     return _platform
 
 
-async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -> Workspace:
+async def open_workspace(
+    session_id: str, store: WorkspaceStore | None = None, changes: ChangeStore | None = None
+) -> Workspace:
     """The session's workspace (one object per session id, loaded once), kept where the
-    platform keeps files (:class:`WorkspacePlatform`) unless ``store`` is given."""
+    platform keeps files and changes (:class:`WorkspacePlatform`) unless ``store`` and
+    ``changes`` are given."""
     workspace = _open.get(session_id)
     if workspace is None:
         if store is None:
             store = _platform.open_store(session_id)
-        history = await ChangeHistory.open(_platform.open_changes(session_id))
+        history = await ChangeHistory.open(changes if changes is not None else _platform.open_changes(session_id))
         workspace = await Workspace.open(store, history=history)
         _open[session_id] = workspace
     return workspace

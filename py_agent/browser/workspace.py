@@ -133,7 +133,7 @@ def page_workspace_platform() -> WorkspacePlatform:
 
 async def open_page_workspace(session_id: str) -> Workspace:
     """The session's workspace, its files in IndexedDB (whether or not the app has started)."""
-    return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id))
+    return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id), IndexedDBChangeStore(session_id))
 
 
 def undo_state(session_id: str, call_id: str) -> str:

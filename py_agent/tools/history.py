@@ -168,16 +168,9 @@ class ChangeHistory:
         if refresh is not None:
             await refresh()
         if not force:
-            changed = [c.path for c in pending if digest(_data(workspace, c.path)) != c.after]
+            changed = [c for c in pending if digest(_data(workspace, c.path)) != c.after]
             if changed:
-                names = ", ".join(changed)
-                return UndoOutcome(
-                    "confirm",
-                    f"{names} changed after the agent's change. Undo anyway? The content from before the "
-                    f"agent's change replaces the current one, and the later changes to "
-                    f"{'it' if len(changed) == 1 else 'them'} are lost.",
-                    tuple(changed),
-                )
+                return UndoOutcome("confirm", _confirm_text(changed), tuple(c.path for c in changed))
         for change in pending:
             if change.before is None:
                 await workspace.delete(change.path, source=UNDO_SOURCE)
@@ -192,6 +185,17 @@ class ChangeHistory:
     async def clear(self) -> None:
         self._changes.clear()
         await self.store.clear()
+
+
+def _confirm_text(changed: list[Change]) -> str:
+    names = ", ".join(c.path for c in changed)
+    one = len(changed) == 1
+    if all(c.before is None for c in changed):
+        what = f"{'It' if one else 'They'} did not exist before, so undo deletes {'it' if one else 'them'}"
+        what += ", with the later changes"
+    else:
+        what = "Undo puts back the content from before the agent's change; the later changes are lost"
+    return f"{names} changed after the agent's change (edited by you or another tool). {what}. Undo anyway?"
 
 
 def _data(workspace: Workspace, path: str) -> str | bytes | None:
