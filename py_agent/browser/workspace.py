@@ -45,8 +45,8 @@ __all__ = [
 ]
 
 
-class IndexedDBWorkspaceStore:
-    """One session's files in the ``py-agent-workspaces`` database."""
+class _SessionDb:
+    """One session's part of the ``py-agent-workspaces`` database (``web/sandbox/workspace-db.js``)."""
 
     def __init__(self, session_id: str, db: Any = None) -> None:
         self.session_id = session_id
@@ -56,6 +56,10 @@ class IndexedDBWorkspaceStore:
         if self._db is None:
             self._db = (await load_sandbox_api()).workspaceDb
         return self._db
+
+
+class IndexedDBWorkspaceStore(_SessionDb):
+    """One session's files in the ``py-agent-workspaces`` database."""
 
     async def load_all(self) -> list[WorkspaceFile]:
         records = (await (await self._api()).loadAll(self.session_id)).to_py()
@@ -85,17 +89,8 @@ class IndexedDBWorkspaceStore:
         await (await self._api()).clear(self.session_id)
 
 
-class IndexedDBChangeStore:
+class IndexedDBChangeStore(_SessionDb):
     """One session's changes kept for undo, in the ``changes`` store of ``py-agent-workspaces``."""
-
-    def __init__(self, session_id: str, db: Any = None) -> None:
-        self.session_id = session_id
-        self._db = db
-
-    async def _api(self) -> Any:
-        if self._db is None:
-            self._db = (await load_sandbox_api()).workspaceDb
-        return self._db
 
     async def load_all(self) -> list[dict[str, Any]]:
         texts = (await (await self._api()).loadChanges(self.session_id)).to_py()
