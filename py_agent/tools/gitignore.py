@@ -88,7 +88,7 @@ class IgnoreRules:
         for depth in range(start + 1, len(parts)):
             if self._folder_ignored("/".join(parts[:depth])):
                 return True
-        return self._own(path, is_dir)
+        return self._folder_ignored(path) if is_dir else self._own(path, False)
 
 
 def _name(path: str) -> str:
