@@ -255,9 +255,12 @@ WRITE_SCHEMA = TypeBoxSchema(
 
 def _write_details(old: WorkspaceFile | None, content: str) -> dict[str, Any]:
     """What a ``write`` changed, for its card (pi's ``write`` has no details): ``created`` and,
-    over a text file, the diff as ``edit`` gives it (``diff``, ``firstChangedLine``)."""
-    details: dict[str, Any] = {"created": old is None}
-    before = "" if old is None else old.text()
+    over a text file, the diff as ``edit`` gives it (``diff``, ``firstChangedLine``), or why
+    there is none (``replacedBinary``, ``diffOmitted``)."""
+    if old is None:
+        return {"created": True}  # the card shows the content written
+    details: dict[str, Any] = {"created": False}
+    before = old.text()
     if before is None:
         details["replacedBinary"] = True
         return details
@@ -820,7 +823,7 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         for file in workspace.files(folder):
             relative = file.path[len(prefix) :]
             parts = relative.split("/")
-            for depth in range(1, len(parts)):  # fd lists a folder that is not ignored, even if all it holds is
+            for depth in range(1, len(parts)):  # fd lists a folder that is not ignored, even if all in it is
                 shown = "/".join(parts[:depth])
                 if rules.ignored(prefix + shown, is_dir=True, below=folder):
                     break

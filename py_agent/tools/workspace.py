@@ -27,10 +27,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .history import ChangeHistory
 
 __all__ = [
+    "AGENT_SOURCES",
     "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
     "MemoryWorkspaceStore",
+    "StaleFileError",
     "Workspace",
     "WorkspaceChange",
     "WorkspaceError",
@@ -285,7 +287,7 @@ class WorkspaceChange:
 
 WorkspaceListener = Callable[[WorkspaceChange], object]
 
-AGENT_SOURCES = frozenset({"read", "write", "edit", "javascript", "python"})
+AGENT_SOURCES = frozenset({"write", "edit", "javascript", "python"})
 """The tools whose changes the agent made knowingly: they update what the agent has seen."""
 
 
