@@ -232,9 +232,12 @@ export function renderToolParts({ name, args, status, result, partial, id, sessi
   return { title, summary, body };
 }
 
+let workspacePython = null; // py_agent.browser.workspace, imported once (a proxy per paint would pile up)
+
 async function workspaceModule() {
   const { pyodide } = await window.pyAgent.ready;
-  return pyodide.pyimport("py_agent.browser.workspace");
+  workspacePython ??= pyodide.pyimport("py_agent.browser.workspace");
+  return workspacePython;
 }
 
 // Asked at every paint: at once when the session's workspace is open in Python, else once it is.
@@ -242,7 +245,8 @@ function undoState(sessionId, id) {
   const pyodide = window.pyAgent?.pyodide;
   if (!pyodide) return "unknown";
   try {
-    return String(pyodide.pyimport("py_agent.browser.workspace").undo_state(sessionId, id));
+    workspacePython ??= pyodide.pyimport("py_agent.browser.workspace");
+    return String(workspacePython.undo_state(sessionId, id));
   } catch {
     return "unknown";
   }
