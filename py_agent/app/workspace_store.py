@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core.types import AgentTool
 from ..tools.files import GrepSearcher
+from ..tools.history import ChangeHistory, ChangeStore, MemoryChangeStore
 from ..tools.settings import ToolSettings
 from ..tools.workspace import (
     FolderStore,
@@ -52,6 +53,7 @@ __all__ = [
     "import_workspace",
     "open_folder",
     "open_workspace",
+    "opened_workspace",
     "rename_file",
     "restore_session_workspace",
     "session_workspace_attachment",
@@ -77,6 +79,8 @@ class WorkspacePlatform:
 
     open_store: Callable[[str], WorkspaceStore] = field(default=lambda session_id: MemoryWorkspaceStore())
     """Where a session's files are kept (``session_id -> store``)."""
+    open_changes: Callable[[str], ChangeStore] = field(default=lambda session_id: MemoryChangeStore())
+    """Where the agent's changes of a session's files are kept for undo (``session_id -> store``)."""
     grep_searcher: Callable[[], GrepSearcher | None] = field(default=lambda: None)
     """``grep``'s search (``None``: Python ``re`` in this process)."""
     code_tools: Callable[[Workspace, SettingsSource], list[AgentTool]] = field(default=_no_code_tools)
@@ -98,14 +102,18 @@ def workspace_platform() -> WorkspacePlatform:
     return _platform
 
 
-async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -> Workspace:
+async def open_workspace(
+    session_id: str, store: WorkspaceStore | None = None, changes: ChangeStore | None = None
+) -> Workspace:
     """The session's workspace (one object per session id, loaded once), kept where the
-    platform keeps files (:class:`WorkspacePlatform`) unless ``store`` is given."""
+    platform keeps files and changes (:class:`WorkspacePlatform`) unless ``store`` and
+    ``changes`` are given."""
     workspace = _open.get(session_id)
     if workspace is None:
         if store is None:
             store = _platform.open_store(session_id)
-        workspace = await Workspace.open(store)
+        history = await ChangeHistory.open(changes if changes is not None else _platform.open_changes(session_id))
+        workspace = await Workspace.open(store, history=history)
         _open[session_id] = workspace
     return workspace
 
@@ -125,14 +133,21 @@ async def close_folder(session_id: str) -> None:
         await workspace.use_store(_platform.open_store(session_id))
 
 
+def opened_workspace(session_id: str) -> Workspace | None:
+    """The session's workspace if it is open here (no loading)."""
+    return _open.get(session_id)
+
+
 async def delete_workspace(session_id: str) -> None:
-    """Remove a session's files (when the session is deleted); a folder's files stay (its
-    store's ``clear`` forgets only the session's copy)."""
+    """Remove a session's files and the changes kept for undo (when the session is deleted); a
+    folder's files stay (its store's ``clear`` forgets only the session's copy)."""
     workspace = _open.pop(session_id, None)
     if workspace is not None:
         await workspace.clear()
+        await workspace.history.clear()
     else:
         await _platform.open_store(session_id).clear()
+        await _platform.open_changes(session_id).clear()
 
 
 def workspace_zip(workspace: Workspace) -> bytes:

@@ -24,12 +24,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .history import ChangeHistory
+
 __all__ = [
+    "AGENT_SOURCES",
     "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
     "FolderStore",
     "MemoryWorkspaceStore",
+    "StaleFileError",
     "Workspace",
     "WorkspaceChange",
     "WorkspaceError",
@@ -302,6 +306,13 @@ OUTSIDE_SOURCE = "outside"
 
 WorkspaceListener = Callable[[WorkspaceChange], object]
 
+AGENT_SOURCES = frozenset({"write", "edit", "javascript", "python"})
+"""The tools whose changes the agent made knowingly: they update what the agent has seen."""
+
+
+class StaleFileError(WorkspaceError):
+    """The agent would change a file that changed since it last read it."""
+
 
 @dataclass
 class Workspace:
@@ -313,15 +324,27 @@ class Workspace:
 
     store: WorkspaceStore = field(default_factory=MemoryWorkspaceStore)
     limits: WorkspaceLimits = field(default_factory=WorkspaceLimits)
+    history: ChangeHistory = field(default_factory=ChangeHistory)
+    """The agent's changes, kept for undo (with the session)."""
     _files: dict[str, WorkspaceFile] = field(default_factory=dict, init=False, repr=False)
+    _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _listeners: list[WorkspaceListener] = field(default_factory=list, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
     _looking: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    async def open(cls, store: WorkspaceStore | None = None, limits: WorkspaceLimits | None = None) -> Workspace:
+    async def open(
+        cls,
+        store: WorkspaceStore | None = None,
+        limits: WorkspaceLimits | None = None,
+        history: ChangeHistory | None = None,
+    ) -> Workspace:
         """A workspace holding what ``store`` has."""
-        workspace = cls(store if store is not None else MemoryWorkspaceStore(), limits or WorkspaceLimits())
+        workspace = cls(
+            store if store is not None else MemoryWorkspaceStore(),
+            limits or WorkspaceLimits(),
+            history or ChangeHistory(),
+        )
         await workspace.reload()
         return workspace
 
@@ -421,6 +444,26 @@ class Workspace:
                 entries[head] = entries.get(head, False) or bool(sep)
         return list(entries.items())
 
+    # -- what the agent has seen --------------------------------------------------------------
+
+    def mark_seen(self, path: str) -> None:
+        """The agent has read ``path`` as it is now (a later change elsewhere makes it stale)."""
+        file = self.get(path)
+        if file is not None:
+            self._seen[file.path] = file.mtime
+
+    def check_not_stale(self, path: str) -> None:
+        """Raise :class:`StaleFileError` when ``path`` changed (its modification time) since the
+        agent last read or wrote it. A file the agent never read passes (pi's ``edit`` needs no
+        read first)."""
+        file = self.get(path)
+        seen = self._seen.get(file.path) if file is not None else None
+        if file is not None and seen is not None and seen != file.mtime:
+            raise StaleFileError(
+                f"{file.path} was modified since you last read it (by the user or another program), so it was "
+                "not changed. Read the file again with the read tool, then make your change on its current content."
+            )
+
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self._files.values())
@@ -457,25 +500,38 @@ class Workspace:
         return self._lock
 
     async def write(
-        self, path: str, data: str | bytes, *, mtime: int | None = None, source: str | None = None
+        self,
+        path: str,
+        data: str | bytes,
+        *,
+        mtime: int | None = None,
+        source: str | None = None,
+        change: str | None = None,
     ) -> WorkspaceFile:
-        """Create or replace a file (parent folders are implicit). Returns the stored file."""
+        """Create or replace a file (parent folders are implicit). Returns the stored file.
+        ``change``: the id of the tool call making it, kept in :attr:`history` for undo."""
         if not isinstance(data, str | bytes):
             raise WorkspaceError(f"Invalid content for {path}: expected text or bytes")
         normalized = normalize_path(path)
         self._check_write(normalized, data)
         file = WorkspaceFile(normalized, bytes(data) if isinstance(data, bytes) else data, mtime or now_ms())
         async with self._store_lock():
+            old = self._files.get(normalized)
             try:
                 await self.store.put(file)
             except Exception as error:
                 raise WorkspaceError(f"Could not save {normalized}: {error}") from error
             self._files[normalized] = file
+        if source in AGENT_SOURCES:
+            self._seen[normalized] = file.mtime
+        if change is not None:
+            await self.history.record(change, normalized, old.data if old else None, file.data)
         self._notify(WorkspaceChange("write", normalized, source))
         return file
 
-    async def delete(self, path: str, *, source: str | None = None) -> bool:
-        """Delete a file, or a folder with everything under it; ``False`` if nothing was there."""
+    async def delete(self, path: str, *, source: str | None = None, change: str | None = None) -> bool:
+        """Delete a file, or a folder with everything under it; ``False`` if nothing was there.
+        ``change``: the id of the tool call deleting it, kept in :attr:`history` for undo."""
         normalized = normalize_path(path)
         targets = [normalized] if normalized in self._files else [f.path for f in self.files(normalized)]
         if not targets:
@@ -486,7 +542,10 @@ class Workspace:
                     await self.store.delete(target)
                 except Exception as error:
                     raise WorkspaceError(f"Could not delete {target}: {error}") from error
-                self._files.pop(target, None)
+                old = self._files.pop(target, None)
+                self._seen.pop(target, None)
+                if change is not None and old is not None:
+                    await self.history.record(change, target, old.data, None)
         for target in targets:
             self._notify(WorkspaceChange("delete", target, source))
         return True
