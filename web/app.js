@@ -1073,6 +1073,8 @@ function buildWelcome() {
       text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message.",
     }),
     h("div", { class: "suggestions", id: "suggestions", role: "group", "aria-label": "Suggestions" }),
+    // "Open a folder…" (web/files/folder-bar.js fills it).
+    h("div", { class: "welcome-folder", id: "welcome-folder", role: "group", "aria-label": "Folder" }),
   );
   renderProviderCards();
 }

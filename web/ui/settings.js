@@ -841,6 +841,11 @@ function browserLimits() {
   if (!("serviceWorker" in navigator) || document.documentElement.dataset.offline === "unsupported") {
     missing.push("offline use (this browser gives the page no service worker)");
   }
+  if (typeof window.showDirectoryPicker !== "function") {
+    missing.push(
+      "opening a folder on your disk (the File System Access API): upload a folder and download a zip instead",
+    );
+  }
   if (!missing.length) return [];
   return [
     h("p", {
