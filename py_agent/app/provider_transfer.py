@@ -71,11 +71,15 @@ def export_providers(
     providers: Sequence[tuple[CustomProvider, Sequence[Model]]], keys: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The file's content: each provider (without its key) and its models' descriptions; with
-    ``keys``, each provider's key as ``apiKey``."""
+    ``keys``, each provider's key as ``apiKey`` and its custom headers (which may carry a token)."""
+    # Without keys, headers stay out too: an Authorization header is a key by another name.
+    secret: dict[str, Any] = {"api_key": True}
+    if keys is None:
+        secret |= {"headers": True, "models": {"__all__": {"headers": True}}}
     entries = []
     for provider, models in providers:
         entry: dict[str, Any] = {
-            "provider": provider.model_dump(mode="json", exclude={"api_key"}, exclude_none=True),
+            "provider": provider.model_dump(mode="json", exclude=secret, exclude_none=True),
             "models": [_model_description(m) for m in models],
         }
         if keys is not None and keys.get(provider.name):

@@ -77,13 +77,19 @@ async def test_export_then_import_brings_back_each_model_description_without_the
     assert listed["manualModels"] == ["gw-vision", "gw-text"]
 
 
-async def test_keys_are_exported_only_when_asked_and_imported_with_them(app: WebApp) -> None:
-    await call(app, "save_custom_provider", provider=PROVIDER, key="sk-gateway-SECRET-2", discover=False)
+async def test_keys_and_headers_are_exported_only_when_asked_and_imported_with_them(app: WebApp) -> None:
+    headers = {"Authorization": "Bearer tok-HEADER-SECRET"}
+    with_headers = {**PROVIDER, "headers": headers, "models": [{**VISION, "headers": headers}]}
+    await call(app, "save_custom_provider", provider=with_headers, key="sk-gateway-SECRET-2", discover=False)
+    plain = (await call(app, "export_custom_providers"))["json"]
+    assert "SECRET" not in plain and "gw-vision" in plain
     text = (await call(app, "export_custom_providers", include_keys=True))["json"]
-    assert json.loads(text)["providers"][0]["apiKey"] == "sk-gateway-SECRET-2"
+    entry = json.loads(text)["providers"][0]
+    assert entry["apiKey"] == "sk-gateway-SECRET-2" and entry["provider"]["headers"] == headers
     fresh = await make_app(MemoryBackend())
     await call(fresh, "import_custom_providers", text=text, replace=True)
     assert fresh.keys.get("Gateway") == "sk-gateway-SECRET-2"
+    assert get_custom_providers()[0].headers == headers
 
 
 async def test_a_provider_of_the_same_name_is_asked_about_then_replaced_or_kept(app: WebApp) -> None:

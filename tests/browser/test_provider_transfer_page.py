@@ -47,7 +47,7 @@ def test_providers_are_exported_and_imported_back_with_their_models(
     try:
         app.py("save_custom_provider", provider=PROVIDER, key=KEY, discover=False)
         dialog = providers_tab(app)
-        dialog.get_by_text("Include API keys (not exported unless ticked)").wait_for()
+        dialog.get_by_text("Include API keys and custom headers (not exported unless ticked)").wait_for()
         check("custom providers with export and import")
         with page.expect_download() as saved:
             dialog.get_by_role("button", name="Export providers").click()

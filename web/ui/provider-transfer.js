@@ -93,7 +93,12 @@ export function providerTransfer({ count, rerender }) {
     "div",
     { class: "provider-transfer" },
     h("div", { class: "row-actions" }, exportButton, importButton, file),
-    h("label", { class: "check" }, withKeys, h("span", { text: "Include API keys (not exported unless ticked)" })),
+    h(
+      "label",
+      { class: "check" },
+      withKeys,
+      h("span", { text: "Include API keys and custom headers (not exported unless ticked)" }),
+    ),
     status,
   );
 }
