@@ -457,7 +457,8 @@ async def test_faux_tokens_per_second_pacing():
     """With pacing, deltas wait on timers; without, they only yield to the loop."""
     unpaced = one_token()
     unpaced.set_responses([faux_assistant_message("abcdefgh")])
-    paced = register_faux_provider(tokens_per_second=40, token_size={"min": 1, "max": 1})
+    # Slow enough that a loaded machine's 30 turns of the loop do not outlast the first timer.
+    paced = register_faux_provider(tokens_per_second=4, token_size={"min": 1, "max": 1})
     paced.set_responses([faux_assistant_message("abcdefgh")])
     context = Context(messages=[UserMessage(content="x", timestamp=1)])
 
@@ -470,7 +471,7 @@ async def test_faux_tokens_per_second_pacing():
     tasks = [asyncio.create_task(consume("paced", paced)), asyncio.create_task(consume("unpaced", unpaced))]
     await settle(30)
     assert received["unpaced"][-1] == "done"
-    assert "text_delta" not in received["paced"]  # the first chunk waits 25 ms
+    assert "text_delta" not in received["paced"]  # the first chunk waits 250 ms
     await asyncio.gather(*tasks)
     assert received["paced"] == received["unpaced"] == [
         "start", "text_start", "text_delta", "text_delta", "text_end", "done",
