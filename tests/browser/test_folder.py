@@ -79,6 +79,10 @@ PROJECT = {
     "src/app.py": "print('hello')\n",
     ".git/HEAD": "ref: refs/heads/main\n",
     "node_modules/left-pad/index.js": "module.exports = 1; // TODO\n",
+    # Ignored by the folder's .gitignore: read, but grep and find pass them by (as rg and fd do).
+    ".gitignore": "build/\n*.log\n",
+    "build/out.py": "print('built')\n",
+    "debug.log": "print('logged')\n",
 }
 
 
@@ -156,6 +160,7 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
             },
             {"id": "wr1", "name": "write", "arguments": {"path": "notes/plan.md", "content": "step 1\n"}},
             {"id": "gr1", "name": "grep", "arguments": {"pattern": "print|module|refs"}},
+            {"id": "fd1", "name": "find", "arguments": {"pattern": "*.py"}},
             # Files the workspace did not read are not overwritten, and .git/ is not written at all.
             {"id": "nm1", "name": "write", "arguments": {"path": "node_modules/left-pad/index.js", "content": "x"}},
             {"id": "gt1", "name": "write", "arguments": {"path": ".git/hooks/pre-commit", "content": "rm -rf ~"}},
@@ -163,7 +168,8 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
         "work on the files",
     )
     results = sent_results(mock)
-    assert sorted(results["ls1"].split()) == ["README.md", "data.csv", "src/", "uploads/"]
+    listed = sorted(results["ls1"].split())
+    assert listed == [".gitignore", "README.md", "build/", "data.csv", "debug.log", "src/", "uploads/"], listed
     assert "TODO: write the docs" in results["rd1"]
     files = disk(app)
     assert files["uploads/brief.txt"][0] == "the brief\n"
@@ -173,7 +179,9 @@ def test_the_tools_work_on_the_folder(app: App, mock: MockProviderServer) -> Non
     assert "inside a .git folder" in results["gt1"]
     assert files["node_modules/left-pad/index.js"][0] == PROJECT["node_modules/left-pad/index.js"]
     assert ".git/hooks/pre-commit" not in files
-    assert results["gr1"].strip() == "src/app.py:1: print('hello')"  # not .git/HEAD nor node_modules/
+    # Not .git/HEAD nor node_modules/ (never read), nor build/ and *.log (.gitignore).
+    assert results["gr1"].strip() == "src/app.py:1: print('hello')", results["gr1"]
+    assert results["fd1"].split() == ["src/app.py"], results["fd1"]
 
     # The Files panel names the folder and lists its files.
     panel = open_files(app)
