@@ -105,7 +105,11 @@ class ChatSession:
         self.plugins = plugins if plugins is not None else LoadedPlugins()
         self.store = store
         self.keys = keys
-        self._emit = emit
+        self._emit_now = emit
+        # Between Enter and the request leaving (bench/first_token.py): what the run tells the page
+        # (its state, the user's message) and the message's save wait until the request has left.
+        self._held: list[tuple[str, dict[str, Any] | None]] | None = None
+        self._save_held = False
         self.system_prompt = system_prompt
         self.idle_timeout_ms = idle_timeout_ms
         self.read_only = False
@@ -244,7 +248,37 @@ class ChatSession:
             if transport is not None:
                 options = replace(options, http_transport=transport)
         options = with_retry_policy(options, self._on_retry)  # capped retries, shown as they happen
-        return stream_simple(model, context, options)
+        stream = stream_simple(model, context, options)
+        if self._held is not None:
+            # After the provider's task has sent the request (it was queued first), or failed.
+            asyncio.get_running_loop().call_soon(self._release)
+        return stream
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._held is not None:
+            self._held.append((kind, payload))
+        else:
+            self._emit_now(kind, payload)
+
+    def _hold(self) -> None:
+        if self._held is None:
+            self._held = []
+
+    def _release(self) -> None:
+        """Tell the page what was held, in order (the session's state once: as it is now), then
+        start the save that waited."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        last_state = max((i for i, (kind, _) in enumerate(held) if kind == "session_state"), default=-1)
+        for i, (kind, payload) in enumerate(held):
+            if kind != "session_state":
+                self._emit_now(kind, payload or {})
+            elif i == last_state:
+                self._emit_state()
+        if self._save_held:
+            self._save_held = False
+            self._save_soon()
 
     def _on_retry(self, info: Any, model: Model) -> None:
         text = self.keys.redact(retry_notice(info, provider_info(model.provider).label))
@@ -351,6 +385,9 @@ class ChatSession:
 
     def _save_soon(self) -> None:
         """Start saving the unsaved entries without waiting for it (``wait_idle`` does)."""
+        if self._held is not None:
+            self._save_held = True
+            return
         self._saving = asyncio.ensure_future(self._persist())
 
     async def _persist(self, *, clear_draft: bool = False) -> bool:
@@ -443,6 +480,8 @@ class ChatSession:
                 await coroutine
             except Exception as error:
                 self._emit("notice", {"level": "error", "text": self.keys.redact(str(error))})
+            finally:
+                self._release()  # the run ended before its request (a failure, a compaction)
 
         self._task = asyncio.ensure_future(runner())
         # Once the task is over, `streaming` is false: tell the page.
@@ -465,7 +504,8 @@ class ChatSession:
             self._write_prelude()
         self.left_leaf = None
         self._run(self._prompt(message or _user_message(text)))
-        self._emit_state()
+        self._emit_state()  # streaming: the page's composer queues what is typed next
+        self._hold()
 
     async def _prompt(self, message: UserMessage) -> None:
         """pi's ``prompt``: compact first if the last reply says the context is (over)full, then send."""
@@ -763,7 +803,10 @@ class ChatSession:
         }
 
     def _emit_state(self) -> None:
-        self._emit("session_state", self.state())
+        if self._held is not None:
+            self._held.append(("session_state", None))  # computed when released
+        else:
+            self._emit_now("session_state", self.state())
 
     def _emit_transcript(self) -> None:
         self._emit("transcript", {"sessionId": self.id, "items": self.transcript()})
