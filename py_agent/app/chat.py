@@ -29,6 +29,7 @@ from ..ai.types import (
     Model,
     SimpleStreamOptions,
     TextContent,
+    ThinkingContent,
     UserMessage,
     now_ms,
     role_of,
@@ -69,6 +70,13 @@ Emit = Callable[[str, dict[str, Any]], None]
 
 INTERRUPTED_MESSAGE = "Interrupted: the page was closed or reloaded while this reply was being written."
 DRAFT_INTERVAL_S = 0.5
+# A reply streams no further ahead of the page than this many characters while the page pulls it
+# (bench/streaming.py: a fast reply's last part arrived in one piece, shown only as it ended): the
+# run waits for the page's next pull, at most STREAM_WAIT_S, and not for a page that stopped pulling
+# (a hidden tab draws no frames).
+STREAM_AHEAD_CHARS = 4000
+STREAM_WAIT_S = 0.25
+STREAM_PULLING_S = 0.5
 DEFAULT_IDLE_TIMEOUT_MS = 120_000
 
 
@@ -125,6 +133,9 @@ class ChatSession:
         self._draft_saved_at = 0.0
         self._stream_parent: str | None = None
         self._stream_notified = False
+        self._stream_pull = asyncio.Event()
+        self._pulled_chars = 0
+        self._pulled_at = -1.0
         self._tool_status: dict[str, dict[str, Any]] = {}
         self._tool_version = 0
         self._stream_view = StreamView()  # what the page has of the streaming reply
@@ -296,6 +307,7 @@ class ChatSession:
                 self._delivered(message)
             elif role == "assistant":
                 self._stream_view.reset()
+                self._pulled_chars = 0
                 self._stream_parent = self.session.leaf_id
                 self._draft_saved_at = time.monotonic()
                 self._notify_stream()
@@ -319,6 +331,13 @@ class ChatSession:
 
     async def _on_stream_update(self, message: Any) -> None:
         self._notify_stream()
+        if (
+            time.monotonic() - self._pulled_at < STREAM_PULLING_S
+            and _text_chars(message) - self._pulled_chars > STREAM_AHEAD_CHARS
+        ):
+            self._stream_pull.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stream_pull.wait(), STREAM_WAIT_S)
         if self.read_only or not self.persisted:
             return
         now = time.monotonic()
@@ -756,6 +775,9 @@ class ChatSession:
         message = self.agent.state.streaming_message
         if message is None or role_of(message) != "assistant":
             return None
+        self._pulled_chars = _text_chars(message)
+        self._pulled_at = time.monotonic()
+        self._stream_pull.set()
         tools = self._tool_status.values()
         if not isinstance(message, AssistantMessage):
             return {"message": self._scrubbed_json(message), "tools": list(tools)}
@@ -810,6 +832,17 @@ class ChatSession:
 
     def _emit_transcript(self) -> None:
         self._emit("transcript", {"sessionId": self.id, "items": self.transcript()})
+
+
+def _text_chars(message: Any) -> int:
+    """The characters of a streaming reply's text and thinking."""
+    total = 0
+    for block in getattr(message, "content", ()) or ():
+        if isinstance(block, TextContent):
+            total += len(block.text)
+        elif isinstance(block, ThinkingContent):
+            total += len(block.thinking)
+    return total
 
 
 def has_content(message: dict[str, Any]) -> bool:
