@@ -46,6 +46,13 @@ import _report  # noqa: E402
 import build  # noqa: E402
 
 RUNS = int(os.environ.get("BOOT_BENCH_RUNS", "5"))
+# A second, shorter pass with Chromium's CPU throttled (a phone's slower CPU, roughly): the app's
+# cold and warm visits and the floor page, reported beside the normal runs.
+THROTTLE = 4
+THROTTLED_RUNS = int(os.environ.get("BOOT_BENCH_THROTTLED_RUNS", "3"))
+TYPING_AFTER_SCREEN_MS = 50
+TYPING_FROM_NAVIGATION_MS = 300
+WARM_TO_FLOOR = 2.0
 BARE_HTML = """<!doctype html>
 <html lang="en" data-state="loading">
 <head>
@@ -142,6 +149,13 @@ new MutationObserver(() => {
     requestAnimationFrame(() => setTimeout(() => (window.__early.painted = performance.now()), 0));
   }
 }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-app", "data-early"] });
+// Typing: the bench presses "x" again and again from the navigation on (a real key press, through
+// DevTools' Input.dispatchKeyEvent); the first one that shows in the message box is recorded.
+document.addEventListener("keydown", (e) => { if (e.key === "x") window.__keyAt = performance.now(); }, true);
+document.addEventListener("input", (e) => {
+  if (window.__typed === undefined && e.target?.id === "input" && e.inputType === "insertText")
+    window.__typed = { at: performance.now(), pressed: window.__keyAt, value: e.target.value };
+}, true);
 """
 APP = "py-agent app"
 BARE = "bare loadPyodide()"
@@ -150,12 +164,30 @@ VISITS = ("cold", "warm", "warm, no snapshot")
 UNSHIPPED_VISITS = ("cold", "warm")
 
 
-def app_visit(context: Any, url: str, make_session: bool = False) -> dict[str, Any]:
+def type_until_shown(page: Any, url: str) -> None:
+    """Navigate to ``url`` and press "x" until one shows in the message box (or 20 s)."""
+    page.goto(url, wait_until="commit")
+    for _ in range(2000):
+        page.keyboard.press("x")
+        if page.evaluate("() => window.__typed !== undefined"):
+            return
+        page.wait_for_timeout(2)
+
+
+def app_visit(
+    context: Any, url: str, make_session: bool = False, typing: bool = False, throttle: float = 1
+) -> dict[str, Any]:
     """One visit of the app; ``make_session``: then send a message to the demo model (the next
-    visits open that session: their first screen has a session to draw)."""
+    visits open that session: their first screen has a session to draw); ``typing``: keys pressed
+    from the navigation on (see APP_READY_SCRIPT)."""
     page = context.new_page()
     try:
-        page.goto(url)
+        if throttle != 1:
+            _browser.throttle_cpu(page, throttle)
+        if typing:
+            type_until_shown(page, url)
+        else:
+            page.goto(url)
         page.locator("html[data-app='ready'], html[data-app='error'], html[data-state='error']").wait_for(
             state="attached", timeout=240_000
         )
@@ -164,7 +196,7 @@ def app_visit(context: Any, url: str, make_session: bool = False) -> dict[str, A
         result: dict[str, Any] = page.evaluate(
             """() => ({
               ready: window.__appReadyAt, composer: window.__composerEnabled, bootReady: window.pyAgent.readyAt,
-              early: window.__early ?? null,
+              early: window.__early ?? null, typed: window.__typed ?? null,
               steps: window.pyAgent.timings, snapshot: window.pyAgent.boot.snapshot, from: window.pyAgent.boot.from,
               controlled: !!navigator.serviceWorker.controller,
               marks: Object.fromEntries(performance.getEntriesByType("mark")
@@ -189,9 +221,11 @@ def app_visit(context: Any, url: str, make_session: bool = False) -> dict[str, A
         page.close()
 
 
-def bare_visit(context: Any, url: str) -> dict[str, Any]:
+def bare_visit(context: Any, url: str, throttle: float = 1) -> dict[str, Any]:
     page = context.new_page()
     try:
+        if throttle != 1:
+            _browser.throttle_cpu(page, throttle)
         page.goto(url)
         page.locator("html[data-state='ready']").wait_for(state="attached", timeout=240_000)
         return {
@@ -202,18 +236,21 @@ def bare_visit(context: Any, url: str) -> dict[str, Any]:
         page.close()
 
 
-def app_profile(playwright: Any, site: str, no_snapshot_visit: bool = True) -> list[dict[str, Any]]:
+def app_profile(
+    playwright: Any, site: str, no_snapshot_visit: bool = True, throttle: float = 1
+) -> list[dict[str, Any]]:
     """The app's three visits in one new browser profile: cold (which then makes a session), warm
-    and warm without the snapshot (unless not ``no_snapshot_visit``), both opening that session."""
+    (typing from the navigation on) and warm without the snapshot (unless not ``no_snapshot_visit``),
+    both opening that session."""
     with tempfile.TemporaryDirectory(prefix="py-agent-bench-profile-") as folder:
         context = playwright.chromium.launch_persistent_context(
             folder, executable_path=_browser.chromium_path(), args=_browser.CHROMIUM_ARGS, headless=True
         )
         context.add_init_script(APP_READY_SCRIPT)
         try:
-            cold = app_visit(context, site, make_session=True)
+            cold = app_visit(context, site, make_session=True, throttle=throttle)
             session = f"#/s/{cold['session']}"
-            visits = [cold, app_visit(context, site + session)]
+            visits = [cold, app_visit(context, site + session, typing=True, throttle=throttle)]
             if no_snapshot_visit:
                 visits.append(app_visit(context, site + "?no-snapshot" + session))
             return visits
