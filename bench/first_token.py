@@ -279,13 +279,13 @@ Targets (the figures recorded last time in brackets):
 
 
 NOTES = """
-What was between Enter and the request, and what changed (issue 32's first target):
+What was between Enter and the request, and what changed (issue 32's first target, two rounds):
 
 - The composer's context-window check was a round trip to Python (its estimate of the whole
   context) before every send: it now asks only when the context meter's own figure (the session's
   tokens and what is typed, kept by the page) is at least half the model's window.
 - The user's message was saved to IndexedDB before the agent built the request: it is now saved
-  while the request goes out (py_agent/app/chat.py `_save_soon`; saves run one at a time, in
+  after the request has gone out (py_agent/app/chat.py `_save_soon`; saves run one at a time, in
   order), and kept when the request fails or the page reloads at once (tests/app/test_send_first.py,
   tests/browser/test_first_token.py).
 - The request's JSON was written one Python call per value (py_agent/ai/_util.py, JavaScript's
@@ -293,14 +293,30 @@ What was between Enter and the request, and what changed (issue 32's first targe
   characters (~32 ms → ~3 ms for 1,000 messages in Pyodide).
 - A request to another model than a reply's copied every earlier reply (py_agent/ai/transform.py):
   unsigned text blocks are kept as they are.
+- Second round. The page's profile (web/ui/bridge.js records every command and event handler with
+  `window.pyAgentTrace` set; this bench also wraps `fetch()`) and cProfile in Pyodide showed, for
+  1,000 messages: the session's state was computed, sent and drawn four times before the request
+  (the send, the run's start, its turn, the user's message), each computing the subagents' usage
+  over every entry of the session (~3 ms each in Pyodide); the user's message drawn (~5 ms);
+  then the provider's payload (transform ~40%, conversion ~25%, its JSON ~35% of ~15-25 ms at a
+  load of 6-10). Now the state is sent once with the send (so that the composer knows a reply is
+  coming) and whatever the run tells the page after it (its state, once, and the user's message)
+  waits, in order, until the provider's task has called `fetch()` (`ChatSession._hold/_release`),
+  as does the message's save; the subagents' usage is summed incrementally per session. The
+  page's handlers before the request now take ~1 ms (the row above).
+- The first delta waited for the next animation frame before the page pulled it from Python: a
+  reply's text after a pause (no pull in the last 20 ms) is pulled at once (web/app.js
+  `scheduleStream`); a fast stream is still pulled once per frame.
 
-What is left (the "send command's answer" row and the rows after it): the send command itself
-(starting the run, the session's state sent to the page and drawn, the user's message drawn: 15–20
-ms), the provider's payload for a long session (the messages converted: ~8 ms for 1,000), and after
-the request, the first delta's way to the screen (parsed in Python, then pulled by the page at the
-next animation frame: 20–40 ms more than the plain fetch). Meeting 20 ms would take drawing the
-first delta without waiting for a frame, sending the session's state after the request rather than
-before, and a payload kept between requests (only the new messages converted).
+What is left: for 1,000 messages the provider's payload itself (every message transformed,
+converted and written as JSON at every request: the "payload" and "JSON" rows, measured after each
+run in the same page), on two busy cores 30-45 ms from Enter to `fetch()`. Meeting 20 ms there
+would take a payload kept between requests (the converted messages and their JSON cached per
+message, only the new ones converted), which needs the transform's cross-message rules (orphaned
+tool calls, errored replies skipped, tool-call ids renamed for another model) kept exact: not done
+this round. After the request, the response's first bytes wait for what runs then on the page's
+thread (the held state and message drawn, the message's save, the sessions list refreshed 60 ms
+after it): the "fetch() call to the first delta" row against the plain fetch's.
 """
 
 # The figures of the section as written before it recorded them (2026-12-05, load 3).
