@@ -153,10 +153,19 @@ new MutationObserver(() => {
 }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-app", "data-early"] });
 // Typing: the bench presses "x" again and again from the navigation on (a real key press, through
 // DevTools' Input.dispatchKeyEvent); the first one that shows in the message box is recorded.
-document.addEventListener("keydown", (e) => { if (e.key === "x") window.__keyAt = performance.now(); }, true);
+// A key's timeStamp is when it was dispatched (before it waited for the page's thread).
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "x") return;
+  window.__keyAt = e.timeStamp;
+  (window.__keys ??= []).push(e.timeStamp);
+}, true);
 document.addEventListener("input", (e) => {
   if (window.__typed === undefined && e.target?.id === "input" && e.inputType === "insertText")
-    window.__typed = { at: performance.now(), pressed: window.__keyAt, value: e.target.value };
+    window.__typed = {
+      at: performance.now(), pressed: window.__keyAt, value: e.target.value,
+      // the key before it (lost: the box was not there yet, or it was not focused)
+      before: (window.__keys ?? []).at(-2) ?? null,
+    };
 }, true);
 """
 APP = "py-agent app"
@@ -559,6 +568,12 @@ def typing_and_throttled(
         latency = [float(v["typed"]["at"] - v["typed"]["pressed"]) for v in typed if v["typed"].get("pressed")]
         return at or [float("nan")], after or [float("nan")], latency or [float("nan")]
 
+    def lost_rows(visits: list[dict[str, Any]]) -> list[float]:
+        # The key pressed before the accepted one, after the first screen (lost: the page was not
+        # taking typing yet), or before it.
+        typed = [v for v in visits if v.get("typed") and v["typed"].get("before") is not None]
+        return [float(v["typed"]["before"]) - early_at(v) for v in typed] or [float("nan")]
+
     at, after, latency = typing_rows(app["warm"])
     t_at, t_after, t_latency = typing_rows(throttled["warm"]) if throttled["warm"] else ([float("nan")],) * 3
     t_ready = {name: [v["ready"] for v in visits] or [float("nan")] for name, visits in throttled.items()}
@@ -578,8 +593,11 @@ def typing_and_throttled(
         f"| warm: a key pressed shows in the message box, from navigation | {_report.summary(at, 'ms', 0)} | "
         f"{_report.summary(t_at, 'ms', 0)} |",
         f"| … after the first screen was drawn | {_report.summary(after, 'ms', 0)} | {_report.summary(t_after, 'ms', 0)} |",
-        f"| … the accepted key's keydown to its character in the box | {_report.summary(latency, 'ms', 0)} | "
+        f"| … the accepted key, from its dispatch to its character in the box (waiting for the page's thread) | "
+        f"{_report.summary(latency, 'ms', 0)} | "
         f"{_report.summary(t_latency, 'ms', 0)} |",
+        f"| … the key pressed before it (not shown), from the first screen | {_report.summary(lost_rows(app['warm']), 'ms', 0)} | "
+        f"{_report.summary(lost_rows(throttled['warm']), 'ms', 0)} |",
         f"| ready, cold | {_report.summary([v['ready'] for v in app['cold']], 'ms', 0)} | "
         f"{_report.summary(t_ready['cold'], 'ms', 0)} |",
         f"| ready, warm | {_report.summary(ready_warm, 'ms', 0)} | {_report.summary(t_ready['warm'], 'ms', 0)} |",
@@ -639,25 +657,22 @@ def targets(
         cold_ratio <= 0.7,
         f"{cold_ratio:.2f}x",
     )
-    warm = median([v["ready"] for v in app["warm"]])
-    ratio = warm / median(floor)
-    t.check(
-        "warm/floor",
-        f"ready warm at most {WARM_TO_FLOOR:g}x the floor page (same run)",
-        ratio,
-        ratio <= WARM_TO_FLOOR,
-        f"{ratio:.2f}x ({warm:.0f} / {median(floor):.0f} ms)",
-    )
-    if throttled["warm"] and throttled_floor:
-        t_warm = median([v["ready"] for v in throttled["warm"]])
-        t_ratio = t_warm / median(throttled_floor)
+
+    def warm_to_floor(key: str, label: str, visits: list[dict[str, Any]], floor_values: list[float]) -> None:
+        warm = median([v["ready"] for v in visits])
+        ratio = warm / median(floor_values)
+        shown = f"{ratio:.2f}x ({warm:.0f} / {median(floor_values):.0f} ms)"
         t.check(
-            "warm/floor throttled",
-            f"{THROTTLE}x CPU throttled: ready warm at most {WARM_TO_FLOOR:g}x the floor page",
-            t_ratio,
-            t_ratio <= WARM_TO_FLOOR,
-            f"{t_ratio:.2f}x ({t_warm:.0f} / {median(throttled_floor):.0f} ms)",
+            key,
+            f"{label}ready warm at most {WARM_TO_FLOOR:g}x the floor page (same run)",
+            ratio,
+            ratio <= WARM_TO_FLOOR,
+            shown,
         )
+
+    warm_to_floor("warm/floor", "", app["warm"], floor)
+    if throttled["warm"] and throttled_floor:
+        warm_to_floor("warm/floor throttled", f"{THROTTLE}x CPU throttled: ", throttled["warm"], throttled_floor)
     return t.lines() + "\n" + t.comment()
 
 
