@@ -677,23 +677,18 @@ def targets(
 
 
 NOTES = """
-Typing and ready, issue 32 (2026-12-05, the machine at a load of 15-23 on 2 cores, shared with
-four other engineers' builds: every absolute time above is 2-5x what a quiet machine gives, read
-the ratios). The message box takes a key as soon as it is drawn and focused: the key before the
-accepted one was pressed before the first screen (no box yet), and the accepted one shows 2-154 ms
-after it. What delays it is the page's thread: the accepted key waited 54-61 ms from its dispatch
-to its character in the box (279 ms with the CPU throttled 4x; 4 ms in a run where it came at a
-free moment), i.e. the key waits for a task running right after the first screen. That is boot.js
-starting Python (Pyodide's loader, the runtime's instantiation, the memory snapshot read and copied
-in: 38 MB; "start Python" is ~500 ms on a quiet machine, most of it on the page's thread) - read
-from the steps, not from a trace of these runs. Meeting 50 ms after the first screen would take
-that work in tasks under 50 ms (the instantiation and the snapshot's copy are single
-WebAssembly/Emscripten calls: not possible from the page), elsewhere (Pyodide in a worker: the
-app's Python talks to the DOM synchronously through its bridge, a redesign), or later (after the
-first key, or ~1 s after the first screen: ready later by that much). Not done. Ready warm / the
-floor page is now measured in the same run (2.2-2.9x here, normal and throttled; 2.80x from last
-round's 1314 / 470 ms): the app's start after Python ("then the app", ~220 ms quiet) and the first
-screen's own work before Python's start are what the floor page does not do.
+Typing and ready, issue 32 (2026-12-05; the machine shared with four other engineers' builds:
+read the load above). The message box takes a key as soon as it is drawn and focused: the key
+before the accepted one was pressed before the first screen (no box yet, or not focused). At a
+load of 6-14 (this run) the key shows 23-26 ms after the first screen (met), 285-340 ms from
+navigation (the first screen itself at 259-317 ms), and waited 4-6 ms for the page's thread. In
+earlier runs at a load of 12-23 it showed 2-154 ms after the first screen and had waited 54-61 ms
+(279 ms with the CPU throttled 4x): then the key waits for a task running right after the first
+screen, which is boot.js starting Python (Pyodide's loader, the runtime's instantiation, the memory
+snapshot read and copied in; read from the steps, not from a trace). Ready warm / the floor page is
+measured in the same run: 1.86x here (2.2-2.9x in the runs at a load of 12-23; 2.80x from last
+round's 1314 / 470 ms), 2.3-2.4x with the CPU throttled 4x; what the floor page does not do is the
+app's start after Python ("then the app") and the first screen's own work before Python's start.
 
 Baselines: the target compares the app with the bare page as Pyodide ships (`loadPyodide()` with its
 defaults: its python_stdlib.zip, sources only), i.e. with what a page gets from Pyodide itself; the
