@@ -4,19 +4,25 @@
 - ``site_copy(dest)``: a copy of static/ (rebuilt first when its inputs changed), so that a
   rebuild by someone else meanwhile cannot mix two builds under a running benchmark.
 - ``launch(playwright)``: Chromium with the flags every browser test and benchmark uses.
+- ``app_on_mock(prefix)``: a context manager: the app (a site copy, served) ready in headless
+  Chromium, its model a provider on the mock server (``throttle``: the CPU slowed down that many times).
 - ``bench_node_modules()``: bench/node_modules, installed with ``npm ci`` from bench/package-lock.json
   when missing or stale (esbuild and pi's reference packages, for the benchmarks only).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +137,44 @@ def use_mock_model(page: Any, server_url: str, name: str = "Mock") -> None:
         discover=False,
     )
     app_command(page, "set_model", provider=name, id="mock-model")
+
+
+def throttle_cpu(page: Any, rate: float) -> None:
+    """Chromium's CPU throttling for ``page`` (DevTools' ``Emulation.setCPUThrottlingRate``: a
+    phone's slower CPU, roughly); 1 turns it off."""
+    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": rate})
+
+
+@dataclass
+class AppOnMock:
+    page: Any
+    mock: Any
+    version: str  # Chromium's
+
+
+@contextlib.contextmanager
+def app_on_mock(prefix: str, throttle: float = 1) -> Iterator[AppOnMock]:
+    """The app ready in one page of headless Chromium (a copy of the site on a static server), its
+    current model "mock-model" of a provider on a mock provider server of this process."""
+    from playwright.sync_api import sync_playwright
+
+    from py_agent.testing.mock_server import MockProviderServer
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, MockProviderServer() as mock:
+        site = site_copy(Path(tmp) / "site")
+        server, base = serve(site)
+        try:
+            with sync_playwright() as playwright:
+                browser = launch(playwright)
+                context = browser.new_context(viewport={"width": 1280, "height": 860})
+                page = open_app(context, base)
+                use_mock_model(page, mock.url)
+                if throttle != 1:
+                    throttle_cpu(page, throttle)
+                try:
+                    yield AppOnMock(page, mock, browser.version)
+                finally:
+                    browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()

@@ -6,11 +6,14 @@ Each script owns one section of BENCHMARKS.md, delimited by HTML comments, and r
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import pathlib
 import platform
+import re
 import statistics
 import subprocess
+from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "BENCHMARKS.md"
@@ -61,3 +64,51 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     BENCHMARKS.write_text(text, encoding="utf-8")
+
+
+# ---- one line per target, against the figure recorded last time ----
+#
+# Each section ends with a comment holding its targets' figures (``<!-- figures {...} -->``): the
+# next run reads it before it rewrites the section, and says per target whether it is met and
+# whether a target met last time still is (a regression otherwise).
+
+FIGURES = re.compile(r"<!-- figures (\{.*?\}) -->")
+
+
+def recorded(name: str) -> dict[str, dict[str, Any]]:
+    """The figures the section ``name`` of BENCHMARKS.md recorded last time (``{}`` if none)."""
+    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else ""
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    if start not in text or end not in text:
+        return {}
+    found = FIGURES.search(text.split(start, 1)[1].split(end, 1)[0])
+    return json.loads(found.group(1)) if found else {}
+
+
+class Targets:
+    """The targets of one section: ``check`` each, then ``lines()`` and ``comment()``."""
+
+    def __init__(self, name: str, fallback: dict[str, dict[str, Any]] | None = None) -> None:
+        # fallback: the last figures of a section written before it had the comment.
+        self.previous = recorded(name) or (fallback or {})
+        self.figures: dict[str, dict[str, Any]] = {}
+        self.verdicts: list[str] = []
+
+    def check(self, key: str, label: str, value: float, met: bool, shown: str) -> str:
+        self.figures[key] = {"value": round(value, 3), "met": met, "shown": shown}
+        line = f"{label}: {shown} — {'met' if met else 'not met'}"
+        last = self.previous.get(key)
+        if last is not None:
+            regressed = bool(last.get("met")) and not met
+            line += f" (last recorded {last.get('shown', last.get('value'))}: {'REGRESSION' if regressed else 'no regression'})"
+        else:
+            line += " (no figure recorded before)"
+        self.verdicts.append(line)
+        print(f"[target] {line}", flush=True)
+        return line
+
+    def lines(self) -> str:
+        return "\n".join(f"- {line}" for line in self.verdicts)
+
+    def comment(self) -> str:
+        return f"<!-- figures {json.dumps(self.figures, ensure_ascii=False)} -->"

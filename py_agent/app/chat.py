@@ -29,6 +29,7 @@ from ..ai.types import (
     Model,
     SimpleStreamOptions,
     TextContent,
+    ThinkingContent,
     UserMessage,
     now_ms,
     role_of,
@@ -69,6 +70,13 @@ Emit = Callable[[str, dict[str, Any]], None]
 
 INTERRUPTED_MESSAGE = "Interrupted: the page was closed or reloaded while this reply was being written."
 DRAFT_INTERVAL_S = 0.5
+# A reply streams no further ahead of the page than this many characters while the page pulls it
+# (bench/streaming.py: a fast reply's last part arrived in one piece, shown only as it ended): the
+# run waits for the page's next pull, at most STREAM_WAIT_S, and not for a page that stopped pulling
+# (a hidden tab draws no frames).
+STREAM_AHEAD_CHARS = 4000
+STREAM_WAIT_S = 0.25
+STREAM_PULLING_S = 0.5
 DEFAULT_IDLE_TIMEOUT_MS = 120_000
 
 
@@ -105,7 +113,11 @@ class ChatSession:
         self.plugins = plugins if plugins is not None else LoadedPlugins()
         self.store = store
         self.keys = keys
-        self._emit = emit
+        self._emit_now = emit
+        # Between Enter and the request leaving (bench/first_token.py): what the run tells the page
+        # (its state, the user's message) and the message's save wait until the request has left.
+        self._held: list[tuple[str, dict[str, Any] | None]] | None = None
+        self._save_held = False
         self.system_prompt = system_prompt
         self.idle_timeout_ms = idle_timeout_ms
         self.read_only = False
@@ -121,6 +133,9 @@ class ChatSession:
         self._draft_saved_at = 0.0
         self._stream_parent: str | None = None
         self._stream_notified = False
+        self._stream_pull = asyncio.Event()
+        self._pulled_chars = 0
+        self._pulled_at = -1.0
         self._tool_status: dict[str, dict[str, Any]] = {}
         self._tool_version = 0
         self._stream_view = StreamView()  # what the page has of the streaming reply
@@ -244,7 +259,37 @@ class ChatSession:
             if transport is not None:
                 options = replace(options, http_transport=transport)
         options = with_retry_policy(options, self._on_retry)  # capped retries, shown as they happen
-        return stream_simple(model, context, options)
+        stream = stream_simple(model, context, options)
+        if self._held is not None:
+            # After the provider's task has sent the request (it was queued first), or failed.
+            asyncio.get_running_loop().call_soon(self._release)
+        return stream
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._held is not None:
+            self._held.append((kind, payload))
+        else:
+            self._emit_now(kind, payload)
+
+    def _hold(self) -> None:
+        if self._held is None:
+            self._held = []
+
+    def _release(self) -> None:
+        """Tell the page what was held, in order (the session's state once: as it is now), then
+        start the save that waited."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        last_state = max((i for i, (kind, _) in enumerate(held) if kind == "session_state"), default=-1)
+        for i, (kind, payload) in enumerate(held):
+            if kind != "session_state":
+                self._emit_now(kind, payload or {})
+            elif i == last_state:
+                self._emit_state()
+        if self._save_held:
+            self._save_held = False
+            self._save_soon()
 
     def _on_retry(self, info: Any, model: Model) -> None:
         text = self.keys.redact(retry_notice(info, provider_info(model.provider).label))
@@ -262,6 +307,7 @@ class ChatSession:
                 self._delivered(message)
             elif role == "assistant":
                 self._stream_view.reset()
+                self._pulled_chars = 0
                 self._stream_parent = self.session.leaf_id
                 self._draft_saved_at = time.monotonic()
                 self._notify_stream()
@@ -285,6 +331,13 @@ class ChatSession:
 
     async def _on_stream_update(self, message: Any) -> None:
         self._notify_stream()
+        if (
+            time.monotonic() - self._pulled_at < STREAM_PULLING_S
+            and _text_chars(message) - self._pulled_chars > STREAM_AHEAD_CHARS
+        ):
+            self._stream_pull.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stream_pull.wait(), STREAM_WAIT_S)
         if self.read_only or not self.persisted:
             return
         now = time.monotonic()
@@ -351,6 +404,9 @@ class ChatSession:
 
     def _save_soon(self) -> None:
         """Start saving the unsaved entries without waiting for it (``wait_idle`` does)."""
+        if self._held is not None:
+            self._save_held = True
+            return
         self._saving = asyncio.ensure_future(self._persist())
 
     async def _persist(self, *, clear_draft: bool = False) -> bool:
@@ -443,6 +499,8 @@ class ChatSession:
                 await coroutine
             except Exception as error:
                 self._emit("notice", {"level": "error", "text": self.keys.redact(str(error))})
+            finally:
+                self._release()  # the run ended before its request (a failure, a compaction)
 
         self._task = asyncio.ensure_future(runner())
         # Once the task is over, `streaming` is false: tell the page.
@@ -465,7 +523,8 @@ class ChatSession:
             self._write_prelude()
         self.left_leaf = None
         self._run(self._prompt(message or _user_message(text)))
-        self._emit_state()
+        self._emit_state()  # streaming: the page's composer queues what is typed next
+        self._hold()
 
     async def _prompt(self, message: UserMessage) -> None:
         """pi's ``prompt``: compact first if the last reply says the context is (over)full, then send."""
@@ -716,6 +775,9 @@ class ChatSession:
         message = self.agent.state.streaming_message
         if message is None or role_of(message) != "assistant":
             return None
+        self._pulled_chars = _text_chars(message)
+        self._pulled_at = time.monotonic()
+        self._stream_pull.set()
         tools = self._tool_status.values()
         if not isinstance(message, AssistantMessage):
             return {"message": self._scrubbed_json(message), "tools": list(tools)}
@@ -763,10 +825,24 @@ class ChatSession:
         }
 
     def _emit_state(self) -> None:
-        self._emit("session_state", self.state())
+        if self._held is not None:
+            self._held.append(("session_state", None))  # computed when released
+        else:
+            self._emit_now("session_state", self.state())
 
     def _emit_transcript(self) -> None:
         self._emit("transcript", {"sessionId": self.id, "items": self.transcript()})
+
+
+def _text_chars(message: Any) -> int:
+    """The characters of a streaming reply's text and thinking."""
+    total = 0
+    for block in getattr(message, "content", ()) or ():
+        if isinstance(block, TextContent):
+            total += len(block.text)
+        elif isinstance(block, ThinkingContent):
+            total += len(block.thinking)
+    return total
 
 
 def has_content(message: dict[str, Any]) -> bool:

@@ -19,9 +19,12 @@ Pure: no browser modules.
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..session.tree import SessionTree
 from ..tools.subagent import SUBAGENT_TOOL_NAME, subagent_after_tool_call
 from ..tools.subagent_definitions import (
     AgentDefinition,
@@ -129,18 +132,38 @@ def _add_results(total: dict[str, float], details: Any) -> None:
             total["cost"] += cost
 
 
+def _entries_usage(entries: Iterable[Any], total: dict[str, float] | None = None) -> dict[str, float]:
+    total = (
+        dict(total) if total is not None else dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "cost"), 0.0)
+    )
+    for entry in entries:
+        message = getattr(entry, "message", None)
+        if type(message) is not dict and not isinstance(message, Mapping):
+            continue
+        if message.get("role") == "toolResult" and message.get("toolName") == SUBAGENT_TOOL_NAME:
+            _add_results(total, message.get("details"))
+    return total
+
+
+# A session's entries are only ever appended: its sum so far and how many entries it covers, so
+# that the state sent at every step of a run (py_agent/app/chat.py) reads only the new entries.
+_SESSION_SUMS: weakref.WeakKeyDictionary[SessionTree, tuple[int, dict[str, float]]] = weakref.WeakKeyDictionary()
+
+
 def subagent_usage(entries: Iterable[Any], partials: Iterable[Any] = ()) -> dict[str, float]:
     """The children's usage in a session: every ``subagent`` tool result among ``entries`` (all
     branches, as the session's own totals), plus ``partials`` (the latest progress of ``subagent``
     calls still running). Reads the JSON directly (no validation of the children's transcripts:
     this runs at every state update)."""
-    total = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "cost": 0.0}
-    for entry in entries:
-        message = getattr(entry, "message", None)
-        if not isinstance(message, Mapping):
-            continue
-        if message.get("role") == "toolResult" and message.get("toolName") == SUBAGENT_TOOL_NAME:
-            _add_results(total, message.get("details"))
+    if isinstance(entries, SessionTree):
+        count, summed = _SESSION_SUMS.get(entries, (0, None))
+        if summed is None or count > len(entries):
+            count, summed = 0, None
+        summed = _entries_usage(itertools.islice(entries, count, None), summed)
+        _SESSION_SUMS[entries] = (len(entries), summed)
+        total = dict(summed)
+    else:
+        total = _entries_usage(entries)
     for partial in partials:
         if isinstance(partial, Mapping):
             details = partial.get("details")

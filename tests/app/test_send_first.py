@@ -93,3 +93,32 @@ async def test_the_users_message_is_saved_when_the_request_fails() -> None:
         user = json.loads(list(all_lines(backend, app.chat.id))[3])["message"]
         assert user["content"][0]["text"] == "this one is kept"
         assert app.chat.state()["unsaved"] == 0
+
+
+async def test_the_page_is_told_of_the_run_once_its_request_is_on_its_way() -> None:
+    """Between Enter and the request the page was sent the session's state four times (the send,
+    the run's start, its turn, the user's message) and drew each: now once with the send (the
+    composer knows a reply is coming), then the user's message and one state, in that order."""
+    with MockProviderServer() as server:
+        backend = WatchingBackend(server)
+        app, recorder = await make_app(backend)
+        provider = {"name": "Mock", "kind": "openai-compatible", "api": "openai-completions"}
+        await call(app, "save_custom_provider", provider={**provider, "baseUrl": f"{server.url}/v1", "models": ["m"]})
+        await call(app, "save_key", provider="Mock", key=KEY)
+        await call(app, "new_session")
+        await call(app, "set_model", provider="Mock", id="m")
+        server.script([{"text": "hello back", "delay_ms": 20}])
+        start = len(recorder.events)
+        await call(app, "send", text="hello")
+        kind, state = recorder.events[start]
+        assert kind == "session_state" and state["streaming"] is True
+        await idle(app)
+        told = recorder.events[start:]
+        kinds = [kind for kind, _ in told]
+        before_reply = kinds[: kinds.index("stream")]
+        assert before_reply.count("session_state") == 2, before_reply
+        users = [i for i, (k, p) in enumerate(told) if k == "append" and p["item"]["message"]["role"] == "user"]
+        assert len(users) == 1 and users[0] < kinds.index("session_state", 1)
+        assert told[kinds.index("session_state", 1)][1]["streaming"] is True
+        assert backend.request_before_save is True
+        assert stored(backend, app.chat.id) == [*PRELUDE, ("message", "user"), ("message", "assistant")]

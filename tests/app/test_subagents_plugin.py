@@ -12,6 +12,7 @@ from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend
 from py_agent.app.subagent_tool import agent_registry
 from py_agent.app.subagents_plugin import subagent_usage, subagents_plugin
+from py_agent.session import Session, SessionHeader
 from py_agent.testing.mock_server import MockProviderServer
 
 PLUGINS = [subagents_plugin]
@@ -107,6 +108,36 @@ def test_usage_reads_results_and_running_partials() -> None:
     partial = {"content": [], "details": {"mode": "single", "results": [{"usage": usage}]}}
     total = subagent_usage([done, other], [partial, {"details": {"results": [{"usage": usage}]}}])
     assert total == {"input": 300, "output": 60, "cacheRead": 15, "cacheWrite": 0, "cost": 1.5}
+
+
+def test_usage_of_a_session_counts_the_entries_appended_since_it_was_last_read() -> None:
+    # The sum over a session is kept and grown with its new entries (read at every state update).
+    usage = {"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 0, "cost": 0.1}
+
+    def result(n: int) -> dict[str, Any]:
+        details = {"mode": "single", "results": [{"usage": usage}] * n}
+        return {
+            "role": "toolResult",
+            "toolCallId": f"c{n}",
+            "toolName": "subagent",
+            "content": [],
+            "details": details,
+            "isError": False,
+            "timestamp": 1,
+        }
+
+    session = Session(SessionHeader(id="s"))
+    assert subagent_usage(session)["input"] == 0
+    session.append_message(result(1))
+    assert subagent_usage(session) == subagent_usage(list(session))
+    assert subagent_usage(session)["input"] == 100
+    session.append_message({"role": "user", "content": "hi", "timestamp": 2})
+    session.append_message(result(2))
+    session.append_message(result(3))
+    total = subagent_usage(session)
+    assert total == subagent_usage(list(session))
+    assert total["input"] == 600 and total["output"] == 120
+    assert subagent_usage(session) == total  # read again: nothing new, the same
 
 
 async def test_children_usage_adds_to_the_session_totals() -> None:
