@@ -1,7 +1,8 @@
 """The test command's lanes and checks (buildsys/commands.py, buildsys/jschecks.py).
 
 - The markers of what a test needs are the ones pyproject.toml registers, and the quick lane leaves
-  out every one of them.
+  out every one of them; every fixture of tests/conftest.py that looks for Node.js or installs npm
+  packages marks the tests that use it.
 - `python3 build.py test` (what .ci/run runs) runs the JavaScript checks, and each fails on what it
   checks: a lint error, a formatting difference and a type error, each planted in a copy of the
   sources, fail their check and only theirs.
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -55,6 +57,30 @@ def test_the_markers_are_registered_and_the_quick_lane_leaves_each_out() -> None
     assert registered - set(TEST_NEEDS) == {"soak", "crashes"} and set(TEST_NEEDS) <= registered
     assert {need for needs in [*FOLDER_NEEDS.values(), *FIXTURE_NEEDS.values()] for need in needs} <= registered
     assert f"not ({' or '.join(TEST_NEEDS)})" == QUICK_LANE
+
+
+def _fixtures_that_start_node(conftest: str) -> dict[str, list[str]]:
+    """The fixtures of a conftest whose body looks for Node.js or installs npm packages, with the
+    other fixtures they ask for."""
+    found = {}
+    for node in ast.parse(conftest).body:
+        if not isinstance(node, ast.FunctionDef) or not any("fixture" in ast.unparse(d) for d in node.decorator_list):
+            continue
+        calls = {ast.unparse(call.func) for call in ast.walk(node) if isinstance(call, ast.Call)}
+        texts = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        if "_npm_ci" in calls or ("shutil.which" in calls and "node" in texts):
+            found[node.name] = [arg.arg for arg in node.args.args]
+    return found
+
+
+def test_every_fixture_that_starts_node_marks_its_tests() -> None:
+    # A fixture that installs pi's packages or looks for Node.js, unmarked, pulls Node (and npm ci)
+    # into the quick lane.
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    fixtures = _fixtures_that_start_node(conftest)
+    assert {"node", "reference_install", "reference_1x_install"} <= set(fixtures)
+    for name, asks_for in fixtures.items():
+        assert "node" in FIXTURE_NEEDS.get(name, ()) or any("node" in FIXTURE_NEEDS.get(a, ()) for a in asks_for), name
 
 
 def test_node_modules_is_stale_until_installed_from_this_lock(tmp_path: Path) -> None:
