@@ -89,6 +89,12 @@ def quick_lane_args() -> list[str]:
     return ["-m", QUICK_LANE, *(f"--ignore=tests/{folder}" for folder in FOLDER_NEEDS)]
 
 
+def quick_lane_pytest_args() -> list[str]:
+    """pytest's arguments in `test --quick`: the quick lane on every core (pytest-xdist; the full run's
+    quick_lane_with_coverage runs in one process), each property test with the quick budget."""
+    return [*quick_lane_args(), "-n", "auto", "--hypothesis-profile=quick"]
+
+
 def quick_lane_with_coverage(python: Path, env: dict[str, str], failed: list[str]) -> int:
     """The quick lane's tests under coverage, then the share of py_agent's lines they ran."""
     data = ROOT / ".cache" / "coverage" / "quick-lane"
@@ -139,8 +145,7 @@ def cmd_test(args: Sequence[str]) -> int:
             failed.append(title)
     runner = [str(python)]
     if quick:
-        # On every core (pytest-xdist); the full run's quick_lane_with_coverage runs in one process.
-        rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_args(), "-n", "auto", *pytest_args], env, failed)
+        rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_pytest_args(), *pytest_args], env, failed)
     elif pytest_args:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)
     else:

@@ -139,6 +139,9 @@ FIXTURE_NEEDS = {
     "dists": ("network",),
 }
 NEEDS_ANY = " or ".join(TEST_NEEDS)
+# Examples per property of the hypothesis tests (tests/conftest.py registers the profiles): the full
+# run (CI, or pytest alone) tries the whole budget; `build.py test --quick` a tenth of it.
+HYPOTHESIS_EXAMPLES = {"full": 300, "quick": 30}
 QUICK_LANE = f"not ({NEEDS_ANY})"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 

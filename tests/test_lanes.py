@@ -3,6 +3,7 @@
 - The markers of what a test needs are the ones pyproject.toml registers, and the quick lane leaves
   out every one of them; every fixture of tests/conftest.py that looks for Node.js or installs npm
   packages marks the tests that use it.
+- The property tests have their whole budget everywhere but in `build.py test --quick`.
 - `python3 build.py test` (what .ci/run runs) runs the JavaScript checks, and each fails on what it
   checks: a lint error, a formatting difference and a type error, each planted in a copy of the
   sources, fail their check and only theirs.
@@ -19,9 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from buildsys.commands import lint_steps
-from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, QUICK_LANE, ROOT, TEST_NEEDS
+from buildsys.commands import lint_steps, quick_lane_args, quick_lane_pytest_args
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, HYPOTHESIS_EXAMPLES, QUICK_LANE, ROOT, TEST_NEEDS
 from buildsys.jschecks import (
     INSTALLED_STAMP,
     JS_SOURCES,
@@ -81,6 +83,18 @@ def test_every_fixture_that_starts_node_marks_its_tests() -> None:
     assert {"node", "reference_install", "reference_1x_install"} <= set(fixtures)
     for name, asks_for in fixtures.items():
         assert "node" in FIXTURE_NEEDS.get(name, ()) or any("node" in FIXTURE_NEEDS.get(a, ()) for a in asks_for), name
+
+
+def test_only_the_quick_lane_cuts_the_property_tests_budget() -> None:
+    assert settings.get_profile("full").max_examples == HYPOTHESIS_EXAMPLES["full"] >= 300
+    assert settings.get_profile("quick").max_examples == HYPOTHESIS_EXAMPLES["quick"]
+    assert "--hypothesis-profile=quick" in quick_lane_pytest_args()
+    assert not any("hypothesis" in arg for arg in quick_lane_args())  # the full run's selection
+    tests = [path for path in (ROOT / "tests").rglob("test_*.py") if path != Path(__file__)]
+    property_tests = [path for path in tests if "@given(" in path.read_text(encoding="utf-8")]
+    assert len(property_tests) >= 3
+    for path in property_tests:  # each takes the profile's budget
+        assert "max_examples" not in path.read_text(encoding="utf-8"), path
 
 
 def test_node_modules_is_stale_until_installed_from_this_lock(tmp_path: Path) -> None:
