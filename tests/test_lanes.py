@@ -4,6 +4,7 @@
   out every one of them; every fixture of tests/conftest.py that looks for Node.js or installs npm
   packages marks the tests that use it.
 - The property tests have their whole budget everywhere but in `build.py test --quick`.
+- The checks (ruff, mypy, biome, tsc) run at the same time, each with its own verdict.
 - `python3 build.py test` (what .ci/run runs) runs the JavaScript checks, and each fails on what it
   checks: a lint error, a formatting difference and a type error, each planted in a copy of the
   sources, fail their check and only theirs.
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +25,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from buildsys.commands import lint_steps, quick_lane_args, quick_lane_pytest_args
+from buildsys.commands import lint_steps, quick_lane_args, quick_lane_pytest_args, run_checks
 from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, HYPOTHESIS_EXAMPLES, QUICK_LANE, ROOT, TEST_NEEDS
 from buildsys.jschecks import (
     INSTALLED_STAMP,
@@ -116,6 +119,31 @@ def test_build_py_test_runs_the_javascript_checks() -> None:
     assert titles[:3] == ["ruff check", "ruff format", "mypy"]
     assert BIOME in titles
     assert (TSC in titles) == (ROOT / "jsconfig.json").exists()
+
+
+def test_the_checks_run_at_once_and_each_reports_its_own_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each of the first two waits for the other's file: they pass only when they run at the same time.
+    def meet(mine: str, theirs: str) -> list[str]:
+        wait = (
+            f"import pathlib, sys, time; pathlib.Path({str(tmp_path / mine)!r}).touch(); "
+            f"end = time.monotonic() + 60; other = pathlib.Path({str(tmp_path / theirs)!r})\n"
+            "while not other.exists() and time.monotonic() < end: time.sleep(0.01)\n"
+            f"print('{mine} met', other.exists()); sys.exit(0 if other.exists() else 3)"
+        )
+        return [sys.executable, "-c", wait]
+
+    steps = [
+        ("first", meet("a", "b")),
+        ("second", meet("b", "a")),
+        ("broken", [sys.executable, "-c", "import sys; print('planted failure'); sys.exit(2)"]),
+    ]
+    assert run_checks(steps, dict(os.environ)) == ["broken"]
+    out = capsys.readouterr().out
+    assert out.index("=== first") < out.index("a met True") < out.index("--- first: ok")
+    assert out.index("--- first: ok") < out.index("=== second") < out.index("b met True")
+    assert out.index("planted failure") < out.index("--- broken: FAILED (exit 2)")
 
 
 @pytest.fixture(scope="module")
