@@ -64,6 +64,7 @@ export type ImageDone = {
 /** The limits of an attached document (web/attachments/limits.js). */
 export type DocumentLimits = {
   maxTextChars: number;
+  maxPages: number;
   releaseMb: number;
   [limit: string]: number;
 };
