@@ -455,7 +455,8 @@ def report(
         f"snapshot: {cold_shipped} of {len(app['cold'])}."
         + f" Warm at most 0.6 s: {warm / 1000:.2f} s — "
         + ("met." if warm <= 600 else "not met (see below).")
-        + f" The floor here (the last row: Pyodide alone restoring a snapshot of itself): {median(floor):.0f} ms."
+        + f" The floor here (the last row: Pyodide alone restoring a snapshot of itself): {median(floor):.0f} ms;"
+        + f" warm ready is {warm / median(floor):.2f}x the floor of the same runs (the ratio to compare across loads)."
         + f" Warm visits restored from the snapshot: {restored} of {len(app['warm'])}; first visits that cached "
         f"the whole site for offline use: {offline} of {len(app['cold'])}.",
         "",
