@@ -113,8 +113,8 @@ def quick_lane_args() -> list[str]:
 
 
 def quick_lane_pytest_args() -> list[str]:
-    """pytest's arguments in `test --quick`: the quick lane on every core (pytest-xdist; the full run's
-    quick_lane_with_coverage runs in one process), each property test with the quick budget."""
+    """pytest's arguments in `test --quick`: the quick lane on every core (pytest-xdist), each property
+    test with the quick budget (the full run's quick_lane_with_coverage keeps their whole budget)."""
     return [*quick_lane_args(), "-n", "auto", "--hypothesis-profile=quick"]
 
 
@@ -122,10 +122,15 @@ def quick_lane_with_coverage(python: Path, env: dict[str, str], failed: list[str
     """The quick lane's tests under coverage, then the share of py_agent's lines they ran."""
     data = ROOT / ".cache" / "coverage" / "quick-lane"
     data.parent.mkdir(parents=True, exist_ok=True)
+    for stale in data.parent.glob(f"{data.name}*"):  # a killed run's workers' files would be combined
+        stale.unlink()
     env = {**env, "COVERAGE_FILE": str(data)}
     coverage = [str(python), "-m", "coverage"]
-    rc = run_pytest("pytest (quick lane)", [*coverage, "run", "--source=py_agent"], quick_lane_args(), env, failed)
+    # On every core: pyproject's [tool.coverage.run] patch = subprocess measures xdist's workers.
+    args = [*quick_lane_args(), "-n", "auto"]
+    rc = run_pytest("pytest (quick lane)", [*coverage, "run", "--source=py_agent"], args, env, failed)
     if rc == 0:
+        subprocess.run([*coverage, "combine", "--quiet"], cwd=ROOT, env=env, check=False)
         report = [*coverage, "report", "--format=total"]
         total = subprocess.run(report, cwd=ROOT, env=env, capture_output=True, text=True, check=False).stdout.strip()
         print(f"\ncoverage of py_agent by the quick lane: {total}% of its lines", flush=True)
@@ -173,7 +178,9 @@ def cmd_test(args: Sequence[str]) -> int:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)
     else:
         rc = quick_lane_with_coverage(python, env, failed)
-        rc = run_pytest("pytest (the rest)", runner, ["-m", NEEDS_ANY], env, failed) or rc
+        # Every module on one worker (its browser and booted page are module fixtures), modules over every core.
+        rest = ["-m", NEEDS_ANY, "-n", "auto", "--dist", "loadfile", "--durations=25"]
+        rc = run_pytest("pytest (the rest)", runner, rest, env, failed) or rc
     if failed:
         print_machine_state()
         print(f"\nbuild.py test: FAILED: {', '.join(failed)}", flush=True)

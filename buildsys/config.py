@@ -28,7 +28,7 @@ PYODIDE_VERSION = "314.0.7"
 PYODIDE_PYTHON = "3.14"
 PYODIDE_ABI = "cp314"
 PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
-SITE_REQUIREMENTS = ("pydantic==2.14.3",)  # shipped in static/ for the page
+SITE_REQUIREMENTS = ("pydantic==2.14.3", "pathspec==1.1.1")  # shipped in static/ for the page
 TEST_REQUIREMENTS = ("pytest",)  # only for the Pyodide test runner; kept in .cache/test-wheels/
 # Only for the python tool's sandboxed interpreter (web/sandbox/), never loaded by the page's own:
 # listed with the site's wheels in pyodide/sandbox-lock.json.

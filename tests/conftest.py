@@ -6,6 +6,7 @@ that run Python inside Pyodide under Node.js.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -134,6 +135,13 @@ def _npm_ci(folder: Path, pinned: dict[str, str]) -> Path:
             "Install Node.js (>= 20) and npm.",
             pytrace=False,
         )
+    # One installer at a time: pytest-xdist's workers may all ask at once.
+    with (folder / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _npm_ci_locked(folder, pinned)
+
+
+def _npm_ci_locked(folder: Path, pinned: dict[str, str]) -> Path:
     if all(_installed_version(package, folder) == version for package, version in pinned.items()):
         return folder
     npm = shutil.which("npm")

@@ -10,7 +10,7 @@
 - only ``py_agent/transports/__init__.py`` asks which platform it runs on (``sys.platform``,
   ``"emscripten"``, ``IN_PYODIDE``);
 - the pure layers (ai, core, session, tools, and the subagent tool of app) import only the standard
-  library, pydantic and py_agent, and none of the standard library's file, process or socket
+  library, pydantic, pathspec and py_agent, and none of the standard library's file, process or socket
   modules: they run alike in CPython and in Pyodide, with no file system.
 """
 
@@ -40,7 +40,8 @@ PLATFORM_CHECK_ALLOWED = "transports/__init__.py"
 ROOT_METADATA = ("__version__",)
 PURE = ("ai/", "core/", "session/", "tools/", "app/subagent_tool.py")
 ENVIRONMENT_MODULES = {"os", "pathlib", "io", "shutil", "tempfile", "subprocess", "socket", "glob", "js", "pyodide"}
-PURE_THIRD_PARTY = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "__future__"}
+# pathspec: .gitignore matching for grep/find (tools/gitignore.py); pure Python, shipped to Pyodide too.
+PURE_THIRD_PARTY = {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "pathspec", "__future__"}
 
 
 def _module_parts(relative: Path) -> list[str]:

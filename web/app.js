@@ -1073,11 +1073,14 @@ function buildWelcome() {
       text: "No key yet? The demo model works offline, without one. Your key is asked for when you send your first message.",
     }),
     h("div", { class: "suggestions", id: "suggestions", role: "group", "aria-label": "Suggestions" }),
+    // "Open a folder…" (web/files/folder-bar.js fills it).
+    h("div", { class: "welcome-folder", id: "welcome-folder", role: "group", "aria-label": "Folder" }),
   );
   renderProviderCards();
 }
 
 async function renderProviderCards() {
+  cardsStale = false;
   const list = $("#provider-cards");
   const cards = app.init.providers;
   const current = app.state?.model;
@@ -1137,16 +1140,19 @@ async function renderProviderCards() {
   );
 }
 
+// The providers changed while a session was on screen: the cards are drawn again when the welcome returns.
+let cardsStale = false;
+
 function updateWelcome(refreshCards = false) {
   const empty = ui.chat?.empty ?? true;
   const welcome = $("#welcome");
   const showWelcome = empty && !(app.state?.persisted ?? false);
   welcome.hidden = !showWelcome;
   if (!showWelcome) {
-    // The catalogue changed while a session was on screen: the cards are right when the welcome returns.
     if (refreshCards)
       py("key_status").then((s) => {
         app.init.providers = s.providers;
+        cardsStale = true;
       });
     return;
   }
@@ -1178,7 +1184,7 @@ function updateWelcome(refreshCards = false) {
     });
   } else {
     const active = document.querySelector(".provider-card-btn.active")?.dataset.provider;
-    if (active !== model?.provider) renderProviderCards();
+    if (cardsStale || active !== model?.provider) renderProviderCards();
   }
 }
 

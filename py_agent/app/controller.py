@@ -54,6 +54,7 @@ from .keys import KeyRing, TabKeyStore
 from .network import check_base_url, discovery_problem, set_page_origin, uses_proxy
 from .plugin_contract import Plugin, load_plugins
 from .plugins import default_plugins
+from .provider_transfer import ProviderFileError, export_providers, parse_provider_file, plan_import
 from .reliability import idle_timeout_setting
 from .storage import SessionStore, StorageBackend, StorageError, describe_storage_error
 
@@ -901,16 +902,20 @@ class WebApp:
             if old_key and not key:
                 key = old_key
             await self.keys.delete(original_name)
+        await self._store_custom(custom, models)
+        if key:
+            await self.keys.set(custom.name, key, True)
+        self.emit("catalog_changed", {})
+        return {"ok": True, "models": [m.id for m in models], "warning": problem}
+
+    async def _store_custom(self, custom: CustomProvider, models: list[Model]) -> None:
+        """Saved (without its key) with its models, and registered for this page."""
         record = {
             "provider": custom.model_dump(mode="json", exclude={"api_key"}),
             "models": [m.model_dump() for m in models],
         }
         await self.backend.kv_put("providers", custom.name, record)
         register_custom_provider(custom, models)
-        if key:
-            await self.keys.set(custom.name, key, True)
-        self.emit("catalog_changed", {})
-        return {"ok": True, "models": [m.id for m in models], "warning": problem}
 
     async def cmd_delete_custom_provider(self, name: str) -> dict[str, Any]:
         await self.backend.kv_delete("providers", name)
@@ -919,6 +924,40 @@ class WebApp:
         self.emit("catalog_changed", {})
         self._keys_changed("delete", name)
         return {}
+
+    def cmd_export_custom_providers(self, include_keys: bool = False) -> dict[str, Any]:
+        """The custom providers as a JSON file's text (see provider_transfer); keys only when asked."""
+        providers = get_custom_providers()
+        keys = {p.name: key for p in providers if (key := self.keys.get(p.name))} if include_keys else None
+        data = export_providers([(p, _registered_models(p.name)) for p in providers], keys)
+        return {"json": json.dumps(data, ensure_ascii=False, indent=2), "count": len(providers)}
+
+    async def cmd_import_custom_providers(self, text: str, replace: bool | None = None) -> dict[str, Any]:
+        """Import an exported file. Nothing is saved unless the whole file is valid; when providers of
+        the same names exist and ``replace`` is not given, the page is told which, to ask the user."""
+        reserved = {*get_builtin_providers(), DEMO_PROVIDER}
+        try:
+            found = parse_provider_file(text, make_provider=self._provider_from_args, reserved=reserved)
+        except ProviderFileError as error:
+            return {"ok": False, "problem": f"Nothing was imported: {error}"}
+        existing = {p.name for p in get_custom_providers()}
+        clashes = [item.provider.name for item in found if item.provider.name in existing]
+        if clashes and replace is None:
+            return {"ok": False, "conflicts": clashes, "count": len(found)}
+        plan = plan_import(found, existing, replace=bool(replace))
+        for item in [*plan.add, *plan.replace]:
+            await self._store_custom(item.provider, item.to_models())
+            if item.api_key:
+                await self.keys.set(item.provider.name, item.api_key, True)
+                self._keys_changed("set", item.provider.name)
+        self.emit("catalog_changed", {})
+        return {
+            "ok": True,
+            "summary": plan.summary(),
+            "added": [i.provider.name for i in plan.add],
+            "replaced": [i.provider.name for i in plan.replace],
+            "skipped": plan.skipped,
+        }
 
     def cmd_provider_info(self) -> dict[str, Any]:
         return {
@@ -970,6 +1009,8 @@ APP_COMMANDS = tuple(
         ("discover", WebApp.cmd_discover),
         ("save_custom_provider", WebApp.cmd_save_custom_provider),
         ("delete_custom_provider", WebApp.cmd_delete_custom_provider),
+        ("export_custom_providers", WebApp.cmd_export_custom_providers),
+        ("import_custom_providers", WebApp.cmd_import_custom_providers),
         ("provider_info", WebApp.cmd_provider_info),
     )
 )

@@ -9,6 +9,8 @@
 - :func:`session_workspace_attachment` / :func:`restore_session_workspace`: the workspace in a
   session's ``.jsonl`` export (one ``py-agent/workspace`` custom entry, see
   :mod:`py_agent.session.export_attachments`), declared by :func:`py_agent.app.workspace_tools.workspace_plugin`.
+- :func:`open_folder` / :func:`close_folder`: a session's workspace becomes a folder the user
+  picked (a :class:`~py_agent.tools.workspace.FolderStore`) and back to its stored files.
 - :func:`add_file`, :func:`create_file`, :func:`rename_file`, :func:`delete_file`: what the Files
   panel does for the user (upload, new file, rename, delete); each raises :class:`WorkspaceError`
   with a sentence for the user (:func:`user_error`) and leaves the workspace as it was.
@@ -25,8 +27,10 @@ from typing import Any
 
 from ..core.types import AgentTool
 from ..tools.files import GrepSearcher
+from ..tools.history import ChangeHistory, ChangeStore, MemoryChangeStore
 from ..tools.settings import ToolSettings
 from ..tools.workspace import (
+    FolderStore,
     MemoryWorkspaceStore,
     Workspace,
     WorkspaceError,
@@ -41,16 +45,20 @@ __all__ = [
     "SettingsSource",
     "WorkspacePlatform",
     "add_file",
+    "close_folder",
     "create_file",
     "delete_file",
     "delete_workspace",
     "export_workspace",
     "import_workspace",
+    "open_folder",
     "open_workspace",
+    "opened_workspace",
     "rename_file",
     "restore_session_workspace",
     "session_workspace_attachment",
     "set_workspace_platform",
+    "stored_data",
     "user_error",
     "workspace_platform",
     "workspace_zip",
@@ -71,6 +79,8 @@ class WorkspacePlatform:
 
     open_store: Callable[[str], WorkspaceStore] = field(default=lambda session_id: MemoryWorkspaceStore())
     """Where a session's files are kept (``session_id -> store``)."""
+    open_changes: Callable[[str], ChangeStore] = field(default=lambda session_id: MemoryChangeStore())
+    """Where the agent's changes of a session's files are kept for undo (``session_id -> store``)."""
     grep_searcher: Callable[[], GrepSearcher | None] = field(default=lambda: None)
     """``grep``'s search (``None``: Python ``re`` in this process)."""
     code_tools: Callable[[Workspace, SettingsSource], list[AgentTool]] = field(default=_no_code_tools)
@@ -92,25 +102,52 @@ def workspace_platform() -> WorkspacePlatform:
     return _platform
 
 
-async def open_workspace(session_id: str, store: WorkspaceStore | None = None) -> Workspace:
+async def open_workspace(
+    session_id: str, store: WorkspaceStore | None = None, changes: ChangeStore | None = None
+) -> Workspace:
     """The session's workspace (one object per session id, loaded once), kept where the
-    platform keeps files (:class:`WorkspacePlatform`) unless ``store`` is given."""
+    platform keeps files and changes (:class:`WorkspacePlatform`) unless ``store`` and
+    ``changes`` are given."""
     workspace = _open.get(session_id)
     if workspace is None:
         if store is None:
             store = _platform.open_store(session_id)
-        workspace = await Workspace.open(store)
+        history = await ChangeHistory.open(changes if changes is not None else _platform.open_changes(session_id))
+        workspace = await Workspace.open(store, history=history)
         _open[session_id] = workspace
     return workspace
 
 
+async def open_folder(session_id: str, store: FolderStore) -> Workspace:
+    """The session's workspace becomes the folder ``store`` is over (the same object, so the
+    tools already built work on the folder)."""
+    workspace = await open_workspace(session_id)
+    await workspace.use_store(store)
+    return workspace
+
+
+async def close_folder(session_id: str) -> None:
+    """Back to the session's stored files (the folder is left as it is)."""
+    workspace = _open.get(session_id)
+    if workspace is not None and workspace.folder is not None:
+        await workspace.use_store(_platform.open_store(session_id))
+
+
+def opened_workspace(session_id: str) -> Workspace | None:
+    """The session's workspace if it is open here (no loading)."""
+    return _open.get(session_id)
+
+
 async def delete_workspace(session_id: str) -> None:
-    """Remove a session's files (when the session is deleted)."""
+    """Remove a session's files and the changes kept for undo (when the session is deleted); a
+    folder's files stay (its store's ``clear`` forgets only the session's copy)."""
     workspace = _open.pop(session_id, None)
     if workspace is not None:
         await workspace.clear()
+        await workspace.history.clear()
     else:
         await _platform.open_store(session_id).clear()
+        await _platform.open_changes(session_id).clear()
 
 
 def workspace_zip(workspace: Workspace) -> bytes:
@@ -147,6 +184,10 @@ async def session_workspace_attachment(session_id: str, secrets: Iterable[str] =
     """The data of the ``py-agent/workspace`` entry of the session's export, ``None`` when its
     workspace is empty. A workspace not open here is read from where it is kept (not kept open)."""
     workspace = _open.get(session_id)
+    if workspace is not None and workspace.folder is not None:
+        # A folder's session exports what was written to it here (the session's copy), not the
+        # user's whole project.
+        workspace = await Workspace.open(_platform.open_store(session_id))
     if workspace is None:
         if not _platform.persistent:
             return None  # only workspaces opened in this process exist
@@ -169,7 +210,7 @@ PANEL_SOURCE = "panel"
 """The ``source`` of the changes the user makes in the Files panel (never auto-opened)."""
 
 
-def _stored(data: bytes) -> str | bytes:
+def stored_data(data: bytes) -> str | bytes:
     """UTF-8 text without NUL is kept as text (the tools read and grep it; the bytes round-trip
     exactly); anything else as bytes."""
     if b"\x00" in data:
@@ -195,7 +236,7 @@ def user_error(error: BaseException) -> str:
 async def add_file(workspace: Workspace, path: str, data: bytes, *, source: str = PANEL_SOURCE) -> str:
     """Add (or replace) an uploaded file; returns its workspace path."""
     try:
-        return (await workspace.write(path, _stored(bytes(data)), source=source)).path
+        return (await workspace.write(path, stored_data(bytes(data)), source=source)).path
     except WorkspaceError as error:
         raise WorkspaceError(user_error(error)) from error
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..core.types import AgentTool
+from ..ai.abort import AbortSignal
+from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
@@ -62,7 +63,24 @@ def make_tools(workspace: Workspace, settings: SettingsSource | None = None) -> 
         workspace, [name for name in FILE_TOOL_NAMES if name not in disabled], grep_searcher=searcher
     )
     tools.extend(tool for tool in platform.code_tools(workspace, settings) if tool.name not in disabled)
-    return tools
+    return [_refreshing(tool, workspace) for tool in tools]
+
+
+def _refreshing(tool: AgentTool, workspace: Workspace) -> AgentTool:
+    """``tool`` taking in a folder's outside changes first (an editor saved a file since the last
+    call), so every call sees the files as they are now."""
+    execute = tool.execute
+    if execute is None:
+        return tool
+
+    async def run(
+        tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
+    ) -> AgentToolResult | Mapping[str, Any]:
+        await workspace.refresh()
+        return await execute(tool_call_id, params, signal, on_update)
+
+    tool.execute = run  # the tools were just made for this workspace: no one else holds them
+    return tool
 
 
 def settings_from(value: Any) -> ToolSettings:

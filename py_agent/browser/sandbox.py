@@ -232,7 +232,9 @@ def _javascript_description(settings: ToolSettings) -> str:
 def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SETTINGS) -> AgentTool:
     """The ``javascript`` tool over ``workspace`` (needs the page: Pyodide and web/sandbox/)."""
 
-    async def serve_file(op: str, path: str, data: Any, encoding: str, written: list[WorkspaceFile]) -> Any:
+    async def serve_file(
+        op: str, path: str, data: Any, encoding: str, written: list[WorkspaceFile], change: str
+    ) -> Any:
         to_js = ffi().to_js
         if op == "read":
             file = workspace.get(path)
@@ -245,7 +247,7 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
                 raise WorkspaceError(f"{path} is a binary file: read it with {{encoding: 'binary'}}")
             return text
         if op == "write":
-            file = await workspace.write(path, _file_data(data), source="javascript")
+            file = await workspace.write(path, _file_data(data), source="javascript", change=change)
             written.append(file)
             return None
         if op == "list":
@@ -254,7 +256,7 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
         raise WorkspaceError(f"Unknown workspace operation {op!r}")
 
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
     ) -> AgentToolResult:
         if signal is not None and signal.aborted:
             raise ToolError("Execution aborted")
@@ -271,7 +273,7 @@ def make_javascript_tool(workspace: Workspace, settings: SettingsSource = DEFAUL
                 progress.add(str(line.get("text", "")) + "\n")
 
         async def on_fs(op: str, path: str, data: Any, encoding: str) -> Any:
-            return await serve_file(str(op), str(path), data, str(encoding), written)
+            return await serve_file(str(op), str(path), data, str(encoding), written, tool_call_id)
 
         controller = js.AbortController.new()
         remove = signal.add_listener(lambda: controller.abort()) if signal is not None else None
@@ -408,8 +410,10 @@ class PythonRunner:
         settings: ToolSettings,
         signal: AbortSignal | None,
         on_output: Callable[[str], None],
+        change: str | None = None,
     ) -> tuple[dict[str, Any], list[WorkspaceFile], list[str], list[str]]:
-        """Run ``code``; returns (result, files written back, paths deleted, problems)."""
+        """Run ``code``; returns (result, files written back, paths deleted, problems). ``change``:
+        the tool call's id, under which what it changed is kept for undo."""
         js, create_proxy, to_js = js_module(), ffi().create_proxy, ffi().to_js
 
         api = await load_sandbox_api()
@@ -466,10 +470,10 @@ class PythonRunner:
             if result.get("timedOut") or result.get("aborted") or result.get("stale"):
                 self._generation = None  # that interpreter is gone
                 return result, [], [], []
-            return (result, *await self._write_back(workspace, result.get("changes") or {}))
+            return (result, *await self._write_back(workspace, result.get("changes") or {}, change))
 
     async def _write_back(
-        self, workspace: Workspace, changes: dict[str, Any]
+        self, workspace: Workspace, changes: dict[str, Any], change: str | None
     ) -> tuple[list[WorkspaceFile], list[str], list[str]]:
         written: list[WorkspaceFile] = []
         deleted: list[str] = []
@@ -478,7 +482,8 @@ class PythonRunner:
             path = str(item.get("path", ""))
             try:
                 raw = bytes(item["data"])
-                file = await workspace.write(path, _as_workspace_data(raw, workspace.get(path)), source="python")
+                data = _as_workspace_data(raw, workspace.get(path))
+                file = await workspace.write(path, data, source="python", change=change)
             except WorkspaceError as error:
                 problems.append(f"not saved: {error}")
                 self._synced.pop(path, None)  # resend the workspace's version next time
@@ -487,7 +492,7 @@ class PythonRunner:
             self._synced[file.path] = file
         for path in changes.get("deletes") or []:
             try:
-                if await workspace.delete(str(path), source="python"):
+                if await workspace.delete(str(path), source="python", change=change):
                     deleted.append(str(path))
             except WorkspaceError as error:
                 problems.append(f"not deleted: {error}")
@@ -513,7 +518,7 @@ def make_python_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SE
     """The ``python`` tool over ``workspace`` (needs the page: Pyodide and web/sandbox/)."""
 
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None, on_update: AgentToolUpdateCallback | None
     ) -> AgentToolResult:
         if signal is not None and signal.aborted:
             raise ToolError("Execution aborted")
@@ -521,7 +526,9 @@ def make_python_tool(workspace: Workspace, settings: SettingsSource = DEFAULT_SE
         code = params["code"]
         title = params.get("title") or ""
         progress = _Progress(on_update, {"title": title, "language": "python"})
-        result, written, deleted, problems = await python_runner().run(workspace, code, current, signal, progress.add)
+        result, written, deleted, problems = await python_runner().run(
+            workspace, code, current, signal, progress.add, tool_call_id
+        )
         if result.get("aborted"):
             raise ToolError("Execution aborted")
         output = "".join(str(part.get("text", "")) for part in result.get("output") or [])

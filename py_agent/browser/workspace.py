@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..app import workspace_store
 from ..app.workspace_store import (
     WorkspacePlatform,
     add_file,
@@ -31,17 +32,21 @@ from .grep import make_browser_grep_searcher
 from .sandbox import SettingsSource, ffi, load_sandbox_api, make_javascript_tool, make_python_tool
 
 __all__ = [
+    "IndexedDBChangeStore",
     "IndexedDBWorkspaceStore",
     "PreviewSource",
     "code_tools",
+    "load_undo_state",
     "open_page_workspace",
     "page_workspace_platform",
     "preview_source",
+    "undo_change",
+    "undo_state",
 ]
 
 
-class IndexedDBWorkspaceStore:
-    """One session's files in the ``py-agent-workspaces`` database."""
+class _SessionDb:
+    """One session's part of the ``py-agent-workspaces`` database (``web/sandbox/workspace-db.js``)."""
 
     def __init__(self, session_id: str, db: Any = None) -> None:
         self.session_id = session_id
@@ -51,6 +56,10 @@ class IndexedDBWorkspaceStore:
         if self._db is None:
             self._db = (await load_sandbox_api()).workspaceDb
         return self._db
+
+
+class IndexedDBWorkspaceStore(_SessionDb):
+    """One session's files in the ``py-agent-workspaces`` database."""
 
     async def load_all(self) -> list[WorkspaceFile]:
         records = (await (await self._api()).loadAll(self.session_id)).to_py()
@@ -80,6 +89,28 @@ class IndexedDBWorkspaceStore:
         await (await self._api()).clear(self.session_id)
 
 
+class IndexedDBChangeStore(_SessionDb):
+    """One session's changes kept for undo, in the ``changes`` store of ``py-agent-workspaces``."""
+
+    async def load_all(self) -> list[dict[str, Any]]:
+        texts = (await (await self._api()).loadChanges(self.session_id)).to_py()
+        records = []
+        for text in texts:
+            try:
+                record = json.loads(str(text))
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
+    async def put(self, record: dict[str, Any]) -> None:
+        await (await self._api()).putChange(self.session_id, record["call"], record["path"], json.dumps(record))
+
+    async def clear(self) -> None:
+        await (await self._api()).clearChanges(self.session_id)
+
+
 def code_tools(workspace: Workspace, settings: SettingsSource) -> list[AgentTool]:
     """The sandboxed ``javascript`` and ``python`` tools over ``workspace``."""
     return [make_javascript_tool(workspace, settings), make_python_tool(workspace, settings)]
@@ -88,6 +119,7 @@ def code_tools(workspace: Workspace, settings: SettingsSource) -> list[AgentTool
 def page_workspace_platform() -> WorkspacePlatform:
     return WorkspacePlatform(
         open_store=IndexedDBWorkspaceStore,
+        open_changes=IndexedDBChangeStore,
         grep_searcher=make_browser_grep_searcher,
         code_tools=code_tools,
         persistent=True,
@@ -96,7 +128,31 @@ def page_workspace_platform() -> WorkspacePlatform:
 
 async def open_page_workspace(session_id: str) -> Workspace:
     """The session's workspace, its files in IndexedDB (whether or not the app has started)."""
-    return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id))
+    return await open_workspace(session_id, IndexedDBWorkspaceStore(session_id), IndexedDBChangeStore(session_id))
+
+
+def undo_state(session_id: str, call_id: str) -> str:
+    """Whether a tool call's changes can be undone: ``"available"``, ``"undone"`` or ``"none"``;
+    ``"unknown"`` when the session's workspace is not open yet (:func:`load_undo_state` opens it)."""
+    workspace = workspace_store.opened_workspace(session_id)
+    return "unknown" if workspace is None else workspace.history.state(call_id)
+
+
+async def load_undo_state(session_id: str, call_id: str) -> str:
+    """:func:`undo_state`, opening the session's workspace first."""
+    return (await open_workspace(session_id)).history.state(call_id)
+
+
+async def undo_change(session_id: str, call_id: str, force: bool = False) -> str:
+    """Undo a tool call's changes (the card's Undo): JSON ``{status: "done"|"confirm"|"none",
+    message, paths}`` (``confirm``: nothing done, ``message`` asks the user; call again with
+    ``force``), or ``{status: "error", message}``."""
+    try:
+        workspace = await open_workspace(session_id)
+        outcome = await workspace.history.undo(workspace, call_id, force=bool(force))
+    except Exception as error:
+        return json.dumps({"status": "error", "message": f"The change could not be undone: {error}"})
+    return json.dumps(outcome.to_json())
 
 
 def _outcome(path: str | None = None, error: BaseException | None = None) -> str:

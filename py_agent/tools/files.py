@@ -36,7 +36,8 @@ from ._text import (
     truncate_head,
     truncate_line,
 )
-from .workspace import Workspace, WorkspaceFile, normalize_path
+from .gitignore import IgnoreRules
+from .workspace import StaleFileError, Workspace, WorkspaceFile, normalize_path
 
 __all__ = [
     "FILE_TOOL_NAMES",
@@ -62,6 +63,10 @@ GREP_DEFAULT_LIMIT = 100
 FIND_DEFAULT_LIMIT = 1000
 MAX_INLINE_IMAGE_BYTES = 4_500_000
 """Images above this are not sent to the model (pi resizes them; the page does not)."""
+MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024
+"""``read`` and ``edit`` refuse text files above this (the page holds and decodes them whole)."""
+MAX_DIFF_BYTES = 256 * 1024
+"""A ``write``'s diff above this is left out of its details (kept with the session)."""
 _NO_LIMIT = 2**53 - 1
 
 
@@ -114,6 +119,21 @@ def _require_file(workspace: Workspace, path: str) -> WorkspaceFile:
     if workspace.is_dir(path):
         raise ToolError(READ_DIRECTORY_ERROR)
     raise ToolError(f"ENOENT: no such file or directory, access '{_shown_path(path)}'")
+
+
+def _check_size(path: str, file: WorkspaceFile, verb: str) -> None:
+    if file.size > MAX_TEXT_FILE_BYTES:
+        raise ToolError(
+            f"Could not {verb} {path}: it is {format_size(file.size)}, over the {format_size(MAX_TEXT_FILE_BYTES)} "
+            "limit for files the read and edit tools handle. Use grep to search it, or the python tool to work on it."
+        )
+
+
+def _check_fresh(workspace: Workspace, path: str) -> None:
+    try:
+        workspace.check_not_stale(path)
+    except StaleFileError as error:
+        raise ToolError(str(error)) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +201,11 @@ def make_read_tool(workspace: Workspace) -> AgentTool:
         file = _require_file(workspace, path)
         text = file.text()
         if text is not None:
-            return _read_text(path, text, _int_arg(params.get("offset")), _int_arg(params.get("limit")))
+            _check_size(path, file, "read")
+            result = _read_text(path, text, _int_arg(params.get("offset")), _int_arg(params.get("limit")))
+            workspace.mark_seen(path)
+            return result
+        workspace.mark_seen(path)
         data = file.to_bytes()
         mime = _image_mime(data)
         if mime is None:
@@ -229,14 +253,41 @@ WRITE_SCHEMA = TypeBoxSchema(
 )
 
 
+def _write_details(old: WorkspaceFile | None, content: str) -> dict[str, Any]:
+    """What a ``write`` changed, for its card (pi's ``write`` has no details): ``created`` and,
+    over a text file, the diff as ``edit`` gives it (``diff``, ``firstChangedLine``), or why
+    there is none (``replacedBinary``, ``diffOmitted``)."""
+    if old is None:
+        return {"created": True}  # the card shows the content written
+    details: dict[str, Any] = {"created": False}
+    before = old.text()
+    if before is None:
+        details["replacedBinary"] = True
+        return details
+    if utf16_len(before) + utf16_len(content) > MAX_DIFF_BYTES:
+        details["diffOmitted"] = True
+        return details
+    diff, first_changed = generate_diff(normalize_to_lf(strip_bom(before)[1]), normalize_to_lf(strip_bom(content)[1]))
+    details["diff"] = diff
+    if first_changed is not None:
+        details["firstChangedLine"] = first_changed
+    return details
+
+
 def make_write_tool(workspace: Workspace) -> AgentTool:
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, _on_update: AgentToolUpdateCallback | None
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        _on_update: AgentToolUpdateCallback | None,
     ) -> AgentToolResult:
         _check_abort(signal)
         path, content = params["path"], params["content"]
-        await workspace.write(path, content, source="write")
-        return _text_result(f"Successfully wrote {utf16_len(content)} bytes to {path}")
+        old = workspace.get(path) if isinstance(content, str) else None
+        if old is not None:
+            _check_fresh(workspace, path)
+        await workspace.write(path, content, source="write", change=tool_call_id)
+        return _text_result(f"Successfully wrote {utf16_len(content)} bytes to {path}", _write_details(old, content))
 
     return AgentTool(
         name="write",
@@ -317,7 +368,10 @@ def prepare_edit_arguments(raw: Any) -> Any:
 
 def make_edit_tool(workspace: Workspace) -> AgentTool:
     async def execute(
-        _id: str, params: dict[str, Any], signal: AbortSignal | None, _on_update: AgentToolUpdateCallback | None
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None,
+        _on_update: AgentToolUpdateCallback | None,
     ) -> AgentToolResult:
         _check_abort(signal)
         path, edits = params["path"], params.get("edits")
@@ -330,7 +384,12 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
             raise ToolError(f"Could not edit file: {path}. Error code: ENOENT.")
         raw = file.text()
         if raw is None:
-            raise ToolError(f"Could not edit file: {path}. It is a binary file.")
+            raise ToolError(
+                f"Could not edit file: {path}. It is a binary file ({format_size(file.size)}); "
+                "the edit tool changes text files only. Use the python tool to change it."
+            )
+        _check_size(path, file, "edit")
+        _check_fresh(workspace, path)
         bom, content = strip_bom(raw)
         ending = detect_line_ending(content)
         try:
@@ -338,7 +397,7 @@ def make_edit_tool(workspace: Workspace) -> AgentTool:
         except EditError as error:
             raise ToolError(str(error)) from None
         _check_abort(signal)
-        await workspace.write(path, bom + restore_line_endings(new, ending), source="edit")
+        await workspace.write(path, bom + restore_line_endings(new, ending), source="edit", change=tool_call_id)
         diff, first_changed = generate_diff(base, new)
         details: dict[str, Any] = {"diff": diff}
         if first_changed is not None:
@@ -529,10 +588,11 @@ def _searched_files(workspace: Workspace, path: str, glob: str | None) -> tuple[
     folder = normalize_path(path, allow_root=True)
     prefix = folder + "/" if folder else ""
     matcher = _glob_matcher(glob) if glob else None
+    rules = IgnoreRules.of(workspace)
     pairs = []
     for file in workspace.files(folder):
         relative = file.path[len(prefix) :]
-        if matcher is None or matcher(relative):
+        if (matcher is None or matcher(relative)) and not rules.ignored(file.path, below=folder):
             pairs.append((relative, file))
     return pairs, True
 
@@ -710,7 +770,7 @@ def make_grep_tool(workspace: Workspace, searcher: GrepSearcher | None = None) -
         label="grep",
         description=(
             "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
-            "Patterns are Python regular expressions. Binary files are skipped. "
+            "Respects .gitignore. Patterns are Python regular expressions. Binary files are skipped. "
             f"Output is truncated to {GREP_DEFAULT_LIMIT} matches or {DEFAULT_MAX_BYTES // 1024}KB "
             f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
         ),
@@ -758,13 +818,19 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         # fd: a pattern without '/' matches names; one with '/' the whole path below the folder.
         full_path = "/" in pattern
         regex = glob_to_regex(pattern.lstrip("/") if full_path else pattern)
+        rules = IgnoreRules.of(workspace)
         candidates: set[str] = set()
         for file in workspace.files(folder):
             relative = file.path[len(prefix) :]
             parts = relative.split("/")
-            for depth in range(1, len(parts)):
-                candidates.add("/".join(parts[:depth]) + "/")
-            candidates.add(relative)
+            for depth in range(1, len(parts)):  # fd lists a folder that is not ignored, even if all in it is
+                shown = "/".join(parts[:depth])
+                if rules.ignored(prefix + shown, is_dir=True, below=folder):
+                    break
+                candidates.add(shown + "/")
+            else:
+                if not rules.ignored(file.path, below=folder):
+                    candidates.add(relative)
         results = []
         for candidate in sorted(candidates):
             bare = candidate.rstrip("/")
@@ -790,8 +856,8 @@ def make_find_tool(workspace: Workspace) -> AgentTool:
         label="find",
         description=(
             "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
-            f"Output is truncated to {FIND_DEFAULT_LIMIT} results or {DEFAULT_MAX_BYTES // 1024}KB "
-            "(whichever is hit first)."
+            f"Respects .gitignore. Output is truncated to {FIND_DEFAULT_LIMIT} results or "
+            f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first)."
         ),
         parameters=FIND_SCHEMA,
         execute=execute,

@@ -24,11 +24,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .history import ChangeHistory
+
 __all__ = [
+    "AGENT_SOURCES",
     "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
+    "FolderStore",
     "MemoryWorkspaceStore",
+    "StaleFileError",
     "Workspace",
     "WorkspaceChange",
     "WorkspaceError",
@@ -245,6 +250,21 @@ class WorkspaceStore(Protocol):
         ...
 
 
+@runtime_checkable
+class FolderStore(WorkspaceStore, Protocol):
+    """A store over a real folder the user picked (the page's File System Access API,
+    :mod:`py_agent.browser.folder`): files can change there while the agent works, so
+    :meth:`Workspace.refresh` asks it what changed since it last looked. Its ``clear`` never
+    deletes the user's files (it forgets the session's copy of what was written)."""
+
+    name: str
+    """The folder's name, for the user."""
+
+    async def changes(self) -> tuple[list[WorkspaceFile], list[str]]:
+        """Files created or changed outside since the last look, and paths gone since."""
+        ...
+
+
 class MemoryWorkspaceStore:
     """A :class:`WorkspaceStore` in a dict (tests, CPython, sessions that are not saved)."""
 
@@ -281,7 +301,17 @@ class WorkspaceChange:
     """Who made the change (a tool name, ``"import"``, ...), for UIs."""
 
 
+OUTSIDE_SOURCE = "outside"
+"""The ``source`` of changes found in a folder (made by an editor, not by this page)."""
+
 WorkspaceListener = Callable[[WorkspaceChange], object]
+
+AGENT_SOURCES = frozenset({"write", "edit", "javascript", "python"})
+"""The tools whose changes the agent made knowingly: they update what the agent has seen."""
+
+
+class StaleFileError(WorkspaceError):
+    """The agent would change a file that changed since it last read it."""
 
 
 @dataclass
@@ -294,14 +324,27 @@ class Workspace:
 
     store: WorkspaceStore = field(default_factory=MemoryWorkspaceStore)
     limits: WorkspaceLimits = field(default_factory=WorkspaceLimits)
+    history: ChangeHistory = field(default_factory=ChangeHistory)
+    """The agent's changes, kept for undo (with the session)."""
     _files: dict[str, WorkspaceFile] = field(default_factory=dict, init=False, repr=False)
+    _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _listeners: list[WorkspaceListener] = field(default_factory=list, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+    _looking: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    async def open(cls, store: WorkspaceStore | None = None, limits: WorkspaceLimits | None = None) -> Workspace:
+    async def open(
+        cls,
+        store: WorkspaceStore | None = None,
+        limits: WorkspaceLimits | None = None,
+        history: ChangeHistory | None = None,
+    ) -> Workspace:
         """A workspace holding what ``store`` has."""
-        workspace = cls(store if store is not None else MemoryWorkspaceStore(), limits or WorkspaceLimits())
+        workspace = cls(
+            store if store is not None else MemoryWorkspaceStore(),
+            limits or WorkspaceLimits(),
+            history or ChangeHistory(),
+        )
         await workspace.reload()
         return workspace
 
@@ -316,6 +359,42 @@ class Workspace:
                 continue  # a record that is not a valid path (written by something else): skip it
             self._files[path] = file if path == file.path else WorkspaceFile(path, file.data, file.mtime)
         self._notify(WorkspaceChange("reset"))
+
+    async def use_store(self, store: WorkspaceStore) -> None:
+        """Keep the files in ``store`` from now on (a folder opened or closed): the same
+        object, so the tools built over it follow."""
+        async with self._store_lock():
+            self.store = store
+        await self.reload()
+
+    @property
+    def folder(self) -> FolderStore | None:
+        """The folder this workspace is, or ``None`` for the stored workspace."""
+        return self.store if isinstance(self.store, FolderStore) else None
+
+    async def refresh(self) -> None:
+        """Take in what changed in the folder since the last look (an editor saved a file,
+        one was created): a no-op for stored workspaces, whose files change only here."""
+        folder = self.folder
+        if folder is None:
+            return
+        if self._looking is not None:  # a batch of tool calls: the look under way serves them all
+            await asyncio.shield(self._looking)
+            return
+        self._looking = asyncio.get_running_loop().create_future()
+        try:
+            async with self._store_lock():
+                changed, gone = await folder.changes()
+                for file in changed:
+                    self._files[file.path] = file
+                gone = [path for path in gone if self._files.pop(path, None) is not None]
+        finally:
+            self._looking.set_result(None)
+            self._looking = None
+        for file in changed:
+            self._notify(WorkspaceChange("write", file.path, OUTSIDE_SOURCE))
+        for path in gone:
+            self._notify(WorkspaceChange("delete", path, OUTSIDE_SOURCE))
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -365,6 +444,26 @@ class Workspace:
                 entries[head] = entries.get(head, False) or bool(sep)
         return list(entries.items())
 
+    # -- what the agent has seen --------------------------------------------------------------
+
+    def mark_seen(self, path: str) -> None:
+        """The agent has read ``path`` as it is now (a later change elsewhere makes it stale)."""
+        file = self.get(path)
+        if file is not None:
+            self._seen[file.path] = file.mtime
+
+    def check_not_stale(self, path: str) -> None:
+        """Raise :class:`StaleFileError` when ``path`` changed (its modification time) since the
+        agent last read or wrote it. A file the agent never read passes (pi's ``edit`` needs no
+        read first)."""
+        file = self.get(path)
+        seen = self._seen.get(file.path) if file is not None else None
+        if file is not None and seen is not None and seen != file.mtime:
+            raise StaleFileError(
+                f"{file.path} was modified since you last read it (by the user or another program), so it was "
+                "not changed. Read the file again with the read tool, then make your change on its current content."
+            )
+
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self._files.values())
@@ -401,25 +500,38 @@ class Workspace:
         return self._lock
 
     async def write(
-        self, path: str, data: str | bytes, *, mtime: int | None = None, source: str | None = None
+        self,
+        path: str,
+        data: str | bytes,
+        *,
+        mtime: int | None = None,
+        source: str | None = None,
+        change: str | None = None,
     ) -> WorkspaceFile:
-        """Create or replace a file (parent folders are implicit). Returns the stored file."""
+        """Create or replace a file (parent folders are implicit). Returns the stored file.
+        ``change``: the id of the tool call making it, kept in :attr:`history` for undo."""
         if not isinstance(data, str | bytes):
             raise WorkspaceError(f"Invalid content for {path}: expected text or bytes")
         normalized = normalize_path(path)
         self._check_write(normalized, data)
         file = WorkspaceFile(normalized, bytes(data) if isinstance(data, bytes) else data, mtime or now_ms())
         async with self._store_lock():
+            old = self._files.get(normalized)
             try:
                 await self.store.put(file)
             except Exception as error:
                 raise WorkspaceError(f"Could not save {normalized}: {error}") from error
             self._files[normalized] = file
+        if source in AGENT_SOURCES:
+            self._seen[normalized] = file.mtime
+        if change is not None:
+            await self.history.record(change, normalized, old.data if old else None, file.data)
         self._notify(WorkspaceChange("write", normalized, source))
         return file
 
-    async def delete(self, path: str, *, source: str | None = None) -> bool:
-        """Delete a file, or a folder with everything under it; ``False`` if nothing was there."""
+    async def delete(self, path: str, *, source: str | None = None, change: str | None = None) -> bool:
+        """Delete a file, or a folder with everything under it; ``False`` if nothing was there.
+        ``change``: the id of the tool call deleting it, kept in :attr:`history` for undo."""
         normalized = normalize_path(path)
         targets = [normalized] if normalized in self._files else [f.path for f in self.files(normalized)]
         if not targets:
@@ -430,7 +542,10 @@ class Workspace:
                     await self.store.delete(target)
                 except Exception as error:
                     raise WorkspaceError(f"Could not delete {target}: {error}") from error
-                self._files.pop(target, None)
+                old = self._files.pop(target, None)
+                self._seen.pop(target, None)
+                if change is not None and old is not None:
+                    await self.history.record(change, target, old.data, None)
         for target in targets:
             self._notify(WorkspaceChange("delete", target, source))
         return True

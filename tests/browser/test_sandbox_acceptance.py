@@ -183,5 +183,22 @@ def test_write_python_javascript_edit_preview_and_reload(browser: Any, base_url:
         assert "Final report" in report_frame_text(sandbox)
         for frame_html in sandbox.frame_texts():
             assert FAKE_KEY not in frame_html or "data-secret" in frame_html  # only the page's planted copy
+
+        # Every tool call's change was kept for undo (IndexedDB): undoing the python run removes the
+        # file it created; undoing the edit puts the draft back.
+        undone = json.loads(
+            sandbox.py(
+                "import json\nfrom py_agent.browser.workspace import open_page_workspace as open_workspace\n"
+                f"ws = await open_workspace({SESSION!r})\n"
+                "states = [ws.history.state(c) for c in ('c1', 'c2', 'c3', 'c4')]\n"
+                "python = (await ws.history.undo(ws, 'c2')).status\n"
+                "edit = (await ws.history.undo(ws, 'c4')).status\n"
+                "json.dumps([states, python, edit, ws.get('result.json') is None, ws.get('report.html').data])"
+            )
+        )
+        assert undone[:4] == [["available"] * 4, "done", "done", True], undone
+        assert undone[4].startswith("<h1>Report draft</h1>"), undone
+        paths = sandbox.page.evaluate(MOUNT_PREVIEW, SESSION)
+        assert paths == ["data/numbers.csv", "report.html"]
     finally:
         sandbox.page.context.close()

@@ -4,7 +4,8 @@ mock provider, a reload that keeps the session, stop mid-reply, the `javascript`
 tools in their sandboxes (with an escape attempt each), an attachment read in the page's document
 worker and sent to the model, a send past the context threshold that compacts first, a DOCX zip
 bomb refused with its limit on the chip (the page lives on), export and import, and the service
-worker's offline reload.
+worker's offline reload; where there is no File System Access API (Firefox, WebKit) "Open a folder…"
+says so and the upload route works.
 
 One page per engine, booted once; the tests run in order through it, as a user would.
 """
@@ -377,17 +378,54 @@ def test_an_mcp_server_without_cors_is_named_in_settings(chat: Chat, request: py
             chat.py("mcp_remove", name="refusing")
 
 
+FOLDER_LIMIT = "opening a folder on your disk (the File System Access API): upload a folder and download a zip instead"
+
+
+def test_where_folders_cannot_be_opened_the_control_says_so_and_upload_works(chat: Chat, tmp_path: Path) -> None:
+    d = chat.driver
+    chat.new_chat()
+    d.wait("#welcome-folder button", "Open a folder…")
+    if d.engine == "chromium":  # Chromium has the API: the picker opens (tests/browser/test_folder.py)
+        assert d.js("return typeof window.showDirectoryPicker;") == "function"
+        return
+    assert d.js("return typeof window.showDirectoryPicker;") == "undefined"
+    d.click("#welcome-folder button")
+    d.wait("#welcome-folder .pa-folder-explain", "This browser cannot open a folder on your disk")
+    # Its "Upload a folder" opens the Files panel and the folder upload's own picker (seen, not shown).
+    d.js(
+        """const click = HTMLInputElement.prototype.click;
+        window.__folderPicks = 0;
+        HTMLInputElement.prototype.click = function () {
+          if (this.type === "file" && this.hasAttribute("webkitdirectory")) window.__folderPicks += 1;
+          else click.call(this);
+        };"""
+    )
+    chat.click_text("#welcome-folder button", "Upload a folder")
+    d.wait_until(lambda: d.js("return window.__folderPicks;") == 1, "the folder picker")
+    d.wait("#side-panel .pa-folder-explain", "This browser cannot open a folder on your disk")
+    # The upload route: files chosen in the panel's picker land in the workspace.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("from my folder\n", encoding="utf-8")
+    d.set_files("#side-panel .pa-preview > input[type=file]:not([webkitdirectory])", [str(notes)])
+    d.wait("#side-panel .pa-file-name", "notes.txt")
+
+
 def test_offline_reload_from_the_service_worker(chat: Chat, site: Site) -> None:
     d = chat.driver
     status = d.wait_until(lambda: d.attr("html", "data-offline"), "the offline status", timeout=180)
     assert status == "ready", d.js("return window.pyAgent.offline;")  # all three engines have service workers
     # Settings, About says what a browser lacks: nothing here; offline use in a browser without
     # service workers (e.g. an http:// origin other than localhost), made up here by hiding them.
-    assert about_limits(chat) == []
+    # Firefox and WebKit also lack the File System Access API (folders).
+    folder = [] if d.engine == "chromium" else [FOLDER_LIMIT]
+    limits = "; ".join(folder)
+    assert about_limits(chat) == (
+        [f"Not available in this browser: {limits}. Everything else works."] if folder else []
+    )
     d.js("delete Navigator.prototype.serviceWorker;")
+    offline = "offline use (this browser gives the page no service worker)"
     assert about_limits(chat) == [
-        "Not available in this browser: offline use (this browser gives the page no service worker). "
-        "Everything else works."
+        f"Not available in this browser: {'; '.join([offline, *folder])}. Everything else works."
     ]
     site.stop()  # the site's server is gone: the reload comes from the service worker's cache
     chat.reload()

@@ -310,3 +310,172 @@ def test_long_outputs_keep_their_tail() -> None:
     assert out.endswith("\n2999")
     wide = keep_tail("\n".join(["x" * 1000] * 100))
     assert wide.startswith("[Output truncated: showing the last 51 of 100 lines (50.0KB limit)]")
+
+
+# ---- .gitignore in grep and find (ripgrep's and fd's rules) ----------------------------------
+
+IGNORED_PROJECT: dict[str, str | bytes] = {
+    ".gitignore": "*.log\n!keep.log\nbuild/\n/root-only.txt\ndocs/*.tmp\n",
+    "app.py": "needle\n",
+    "debug.log": "needle\n",
+    "keep.log": "needle\n",
+    "build/out.py": "needle\n",
+    "src/build/gen.py": "needle\n",
+    "root-only.txt": "needle\n",
+    "src/root-only.txt": "needle\n",
+    "docs/a.tmp": "needle\n",
+    "docs/deep/b.tmp": "needle\n",
+    "src/.gitignore": "secret.py\n!debug.log\n",
+    "src/secret.py": "needle\n",
+    "src/debug.log": "needle\n",
+    "lib/.ignore": "vendored/\n",
+    "lib/vendored/x.py": "needle\n",
+    ".git/config": "needle\n",
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "sub/.git": "gitdir: ../.git/worktrees/sub\nneedle\n",
+    ".hidden/visible.py": "needle\n",
+}
+
+
+async def test_grep_honours_gitignore_and_skips_git() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    found = sorted(line.split(":")[0] for line in text(await run(tools["grep"], pattern="needle")).splitlines())
+    assert found == [
+        ".hidden/visible.py",  # rg --hidden: dotfiles are searched
+        "app.py",
+        "docs/deep/b.tmp",  # docs/*.tmp names docs/a.tmp only
+        "keep.log",  # re-included by !keep.log
+        "src/debug.log",  # re-included by src/.gitignore
+        "src/root-only.txt",  # /root-only.txt is anchored to the root
+    ]
+
+
+async def test_grep_in_a_subfolder_applies_the_rules_above_it() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    out = text(await run(tools["grep"], pattern="needle", path="src"))
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == ["debug.log", "root-only.txt"]
+    # A file named explicitly is searched even when ignored (as ripgrep does).
+    assert text(await run(tools["grep"], pattern="needle", path="debug.log")) == "debug.log:1: needle"
+    # So is an ignored folder asked for by name; the rules still apply below it.
+    assert text(await run(tools["grep"], pattern="needle", path="build")) == "out.py:1: needle"
+
+
+async def test_find_honours_gitignore_and_skips_git() -> None:
+    _ws, tools = await setup(IGNORED_PROJECT)
+    out = text(await run(tools["find"], pattern="*"))
+    assert out.splitlines() == [
+        ".gitignore",
+        ".hidden/",
+        ".hidden/visible.py",
+        "app.py",
+        "docs/",
+        "docs/deep/",
+        "docs/deep/b.tmp",
+        "keep.log",
+        "lib/",
+        "lib/.ignore",
+        "src/",
+        "src/.gitignore",
+        "src/debug.log",
+        "src/root-only.txt",
+        "sub/",  # listed although all it holds is .git (fd lists folders that are not ignored)
+    ]
+    assert text(await run(tools["find"], pattern="*.log")).splitlines() == ["keep.log", "src/debug.log"]
+
+
+async def test_grep_and_find_without_gitignore_see_everything_but_git() -> None:
+    _ws, tools = await setup({"a.log": "x\n", ".git/index": "x\n", "b/c.txt": "x\n"})
+    assert text(await run(tools["find"], pattern="*")).splitlines() == ["a.log", "b/", "b/c.txt"]
+    assert sorted(text(await run(tools["grep"], pattern="x")).splitlines()) == ["a.log:1: x", "b/c.txt:1: x"]
+
+
+# ---- safety: stale edits, refusals, write's diff, undo ---------------------------------------
+
+
+async def test_edit_of_a_file_changed_since_it_was_read_is_refused_until_read_again() -> None:
+    ws, tools = await setup({"a.txt": "one\ntwo\n"})
+    # Never read: edit works (pi's edit needs no read first).
+    await run(tools["edit"], path="a.txt", edits=[{"oldText": "one", "newText": "ONE"}])
+    await run(tools["read"], path="a.txt")
+    await ws.write("a.txt", "ONE\ntwo\nthree\n", mtime=ws.get("a.txt").mtime + 5, source="panel")  # type: ignore[union-attr]
+    with pytest.raises(Exception, match=r"a\.txt was modified since you last read it.*Read the file again"):
+        await run(tools["edit"], path="a.txt", edits=[{"oldText": "two", "newText": "TWO"}])
+    with pytest.raises(Exception, match="modified since you last read it"):
+        await run(tools["write"], path="a.txt", content="x")
+    assert ws.get("a.txt").data == "ONE\ntwo\nthree\n"  # type: ignore[union-attr]
+    await run(tools["read"], path="a.txt")
+    await run(tools["edit"], path="a.txt", edits=[{"oldText": "two", "newText": "TWO"}])
+    assert ws.get("a.txt").data == "ONE\nTWO\nthree\n"  # type: ignore[union-attr]
+
+
+async def test_the_agents_own_changes_do_not_make_a_file_stale() -> None:
+    ws, tools = await setup({"a.txt": "one\n"})
+    await run(tools["read"], path="a.txt")
+    await ws.write("a.txt", "two\n", mtime=ws.get("a.txt").mtime + 5, source="python")  # type: ignore[union-attr]
+    await run(tools["edit"], path="a.txt", edits=[{"oldText": "two", "newText": "three"}])
+    await run(tools["write"], path="a.txt", content="four\n")
+    assert ws.get("a.txt").data == "four\n"  # type: ignore[union-attr]
+
+
+async def test_read_and_edit_refuse_big_and_binary_files() -> None:
+    from py_agent.tools.files import MAX_TEXT_FILE_BYTES
+
+    big = "x" * (MAX_TEXT_FILE_BYTES + 1)
+    _ws, tools = await setup({"big.txt": big, "blob.bin": b"\x00\x01\x02"})
+    for tool in ("read", "edit"):
+        params: dict[str, Any] = {"path": "big.txt"}
+        if tool == "edit":
+            params["edits"] = [{"oldText": "x", "newText": "y"}]
+        with pytest.raises(Exception, match=r"big\.txt: it is 10\.0MB, over the 10\.0MB limit"):
+            await run(tools[tool], **params)
+    with pytest.raises(Exception, match=r"blob\.bin is a binary file"):
+        await run(tools["read"], path="blob.bin")
+    with pytest.raises(Exception, match=r"blob\.bin\. It is a binary file .*text files only"):
+        await run(tools["edit"], path="blob.bin", edits=[{"oldText": "a", "newText": "b"}])
+
+
+async def test_write_details_say_what_changed() -> None:
+    _ws, tools = await setup({"a.txt": "one\ntwo\n"})
+    created = await run(tools["write"], path="new.txt", content="hello\n")
+    assert created.details == {"created": True}
+    replaced = await run(tools["write"], path="a.txt", content="one\n2\n")
+    assert replaced.details == {"created": False, "diff": " 1 one\n-2 two\n+2 2", "firstChangedLine": 2}
+    assert text(replaced) == "Successfully wrote 6 bytes to a.txt"
+
+
+async def test_undo_restores_the_previous_bytes_and_asks_when_the_file_changed_since() -> None:
+    ws, tools = await setup({"a.txt": "one\r\ntwo\r\n", "bin.dat": b"\xff\x00"})
+    await run(tools["edit"], path="a.txt", edits=[{"oldText": "two", "newText": "TWO"}])  # call-1
+    assert ws.history.state("call-1") == "available"
+    outcome = await ws.history.undo(ws, "call-1")
+    assert outcome.status == "done" and ws.get("a.txt").to_bytes() == b"one\r\ntwo\r\n"  # type: ignore[union-attr]
+    assert ws.history.state("call-1") == "undone"
+    assert (await ws.history.undo(ws, "call-1")).message == "This change was already undone."
+    assert (await ws.history.undo(ws, "call-9")).status == "none"
+
+    assert tools["write"].execute is not None
+    await tools["write"].execute("call-2", {"path": "new.txt", "content": "made"}, None, None)
+    await tools["write"].execute("call-3", {"path": "bin.dat", "content": "text now"}, None, None)
+    await ws.write("bin.dat", "the user's", source="panel")
+    asked = await ws.history.undo(ws, "call-3")
+    assert asked.status == "confirm" and "bin.dat changed after the agent's change" in asked.message
+    assert ws.get("bin.dat").data == "the user's"  # type: ignore[union-attr]
+    assert (await ws.history.undo(ws, "call-3", force=True)).status == "done"
+    assert ws.get("bin.dat").data == b"\xff\x00"  # type: ignore[union-attr]
+    assert (await ws.history.undo(ws, "call-2")).status == "done"
+    assert ws.get("new.txt") is None  # it did not exist before
+
+
+async def test_change_history_is_kept_in_its_store_and_cleared() -> None:
+    from py_agent.tools.history import ChangeHistory, MemoryChangeStore
+
+    store = MemoryChangeStore()
+    ws = await Workspace.open(history=await ChangeHistory.open(store))
+    await ws.write("a.bin", b"\x00old", source="panel")
+    await ws.write("a.bin", b"\x00new", source="python", change="run-1")
+    await ws.write("a.bin", b"\x00newer", source="python", change="run-1")
+    again = await ChangeHistory.open(store)  # after a reload
+    assert [c.before for c in again.changes("run-1")] == [b"\x00old"]
+    assert (await again.undo(ws, "run-1")).status == "done" and ws.get("a.bin").data == b"\x00old"  # type: ignore[union-attr]
+    await again.clear()
+    assert store.records == {} and again.state("run-1") == "none"

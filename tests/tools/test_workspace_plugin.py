@@ -113,3 +113,19 @@ async def test_files_written_by_tools_are_offered_in_the_panel(plugin: Plugin) -
         ("open", "workspace", None),
         ("message", "workspace", {"sessionId": "plugin-session-3", "select": "notes.txt"}),
     ]
+
+
+async def test_the_changes_kept_for_undo_are_deleted_with_the_session() -> None:
+    from py_agent.app.workspace_store import delete_workspace
+    from py_agent.tools.history import MemoryChangeStore
+
+    kept: dict[str, MemoryChangeStore] = {}
+    set_workspace_platform(
+        WorkspacePlatform(open_changes=lambda session_id: kept.setdefault(session_id, MemoryChangeStore()))
+    )
+    workspace = await open_workspace("plugin-session-undo")
+    await workspace.write("a.txt", "new", source="write", change="call-1")
+    assert workspace.history.state("call-1") == "available" and kept["plugin-session-undo"].records
+    await delete_workspace("plugin-session-undo")
+    assert kept["plugin-session-undo"].records == {}
+    assert (await open_workspace("plugin-session-undo")).history.state("call-1") == "none"

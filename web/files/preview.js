@@ -472,7 +472,7 @@ export class WorkspacePreview {
 
   _changed(change) {
     // The user's own changes select what they touched themselves; a tool's writes are followed.
-    if (change.kind === "write" && change.source && !["import", "panel"].includes(change.source))
+    if (change.kind === "write" && change.source && !["import", "panel", "outside"].includes(change.source))
       this.autoSelect = change.path;
     if (change.kind !== "write" || change.path === this.selected) this.dirtySelection = true;
     if (this.pending) return;

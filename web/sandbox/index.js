@@ -4,6 +4,7 @@
 // the page has not).
 import { python, runJavaScript } from "./host.js";
 import * as workspaceDb from "./workspace-db.js";
+import * as folder from "./folder.js";
 import { WorkspacePreview } from "../files/preview.js";
 import * as renderers from "./renderers.js";
 import * as grep from "./grep.js";
@@ -20,5 +21,5 @@ for (const [id, href] of [
   document.head.append(link);
 }
 
-export const api = Object.freeze({ runJavaScript, python, workspaceDb, WorkspacePreview, renderers, grep });
+export const api = Object.freeze({ runJavaScript, python, workspaceDb, folder, WorkspacePreview, renderers, grep });
 globalThis.pyAgentSandbox = api;

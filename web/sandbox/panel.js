@@ -7,6 +7,7 @@
 // Python to open the panel on that file.
 import { registerPanel, registerToolRenderer } from "../ui/extensions.js";
 import { WorkspacePreview } from "../files/preview.js";
+import { panelControls, showSession } from "../files/folder-bar.js";
 import { TOOL_NAMES, renderToolParts } from "./renderers.js";
 import "./index.js";
 
@@ -28,6 +29,12 @@ async function show(sessionId, select) {
       const source = await pyodide.pyimport("py_agent.browser.workspace").preview_source(sessionId);
       if (shownSession !== sessionId || !container) return;
       preview = new WorkspacePreview(container, source, { title: "Files", zipName: "workspace.zip" });
+      const shown = preview;
+      shown.root
+        .querySelector(".pa-preview-header")
+        .after(
+          panelControls({ uploadFolder: () => shown.folderInput.click(), downloadZip: () => shown.downloadAll() }),
+        );
     })();
   }
   await loading;
@@ -42,6 +49,7 @@ registerPanel(PANEL_ID, {
   },
   onMessage(data) {
     if (data && typeof data.sessionId === "string") {
+      showSession(data.sessionId).catch((error) => console.warn("py-agent: the session's folder", error));
       show(data.sessionId, typeof data.select === "string" ? data.select : null).catch((error) =>
         console.warn("py-agent: the workspace panel could not load", error),
       );
@@ -62,5 +70,5 @@ for (const name of TOOL_NAMES) {
 
 document.addEventListener("py-agent:open-file", (event) => {
   const path = event.detail?.path;
-  if (typeof path === "string" && send) send({ type: "open", path });
+  if ((typeof path === "string" || path === null) && send) send({ type: "open", path }); // null: the panel as it is
 });

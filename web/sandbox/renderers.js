@@ -6,8 +6,12 @@
 //   renderToolCall({ toolName, args, result, isError, running }) -> HTMLElement | null
 // `result` is the tool result ({content, details}) or, while running, the latest partial result.
 // Clicking a file name dispatches "py-agent:open-file" ({detail: {path}}) on document.
+// The cards of calls that changed files (write, edit, python, javascript) have an Undo button: it
+// asks Python (py_agent/browser/workspace.py undo_change) to put the previous content back, and
+// asks the user first when the file changed after the agent's change.
 // Paths are drawn as names (web/ui/dom.js nameNode): isolated, their hidden characters shown.
 
+import { confirmDialog } from "../ui/dialogs.js";
 import { nameNode, nameText, visibleName, visibleText } from "../ui/dom.js";
 
 export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
@@ -110,8 +114,9 @@ function codeBlock(code, language) {
   return pre;
 }
 
+// Added and removed lines keep their "+" and "-" marks (not told apart by colour alone).
 function diffBlock(diff) {
-  const pre = scrollable(el("pre", "pa-diff"), "Changes");
+  const pre = scrollable(el("pre", "pa-diff"), "Changes (+ added lines, - removed lines)");
   for (const line of String(diff).split("\n")) {
     const kind = line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "context";
     pre.append(el("span", `pa-diff-${kind}`, `${line}\n`));
@@ -175,7 +180,7 @@ function summaryOf(toolName, a) {
  * call = {name, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial}
  * -> {title, summary, body} (null for tools this module does not render).
  */
-export function renderToolParts({ name, args, status, result, partial }) {
+export function renderToolParts({ name, args, status, result, partial, id, sessionId }) {
   if (!TOOL_NAMES.includes(name)) return null;
   const a = args ?? {};
   const isError = status === "error";
@@ -185,7 +190,12 @@ export function renderToolParts({ name, args, status, result, partial }) {
   const body = el("div", "pa-tool-body");
   if (name === "javascript" || name === "python") {
     body.append(codeBlock(a.code, name));
+  } else if (name === "write" && shown?.details?.diff && shown.details.created === false && !isError) {
+    body.append(diffBlock(shown.details.diff));
   } else if (name === "write" && typeof a.content === "string") {
+    if (shown?.details?.created && !isError) body.append(el("p", "pa-hint", "New file."));
+    else if (shown?.details?.replacedBinary) body.append(el("p", "pa-hint", "Replaced a binary file."));
+    else if (shown?.details?.diffOmitted) body.append(el("p", "pa-hint", "The change is too large to show as a diff."));
     body.append(codeBlock(a.content, LANGUAGE_BY_EXTENSION[String(a.path).split(".").pop()]));
   } else if (name === "edit" && shown?.details?.diff && !isError) {
     body.append(diffBlock(shown.details.diff));
@@ -217,7 +227,83 @@ export function renderToolParts({ name, args, status, result, partial }) {
     for (const path of [...new Set(touched)]) chips.append(fileChip(path));
     body.append(chips);
   }
+  const changed = name === "write" || name === "edit" || touched.length || shown?.details?.deleted?.length;
+  if (changed && !running && status !== "streaming" && id && sessionId) body.append(undoControl(sessionId, id));
   return { title, summary, body };
+}
+
+let workspacePython = null; // py_agent.browser.workspace, imported once (a proxy per paint would pile up)
+
+async function workspaceModule() {
+  const { pyodide } = await window.pyAgent.ready;
+  workspacePython ??= pyodide.pyimport("py_agent.browser.workspace");
+  return workspacePython;
+}
+
+// Asked at every paint: at once when the session's workspace is open in Python, else once it is.
+function undoState(sessionId, id) {
+  const pyodide = window.pyAgent?.pyodide;
+  if (!pyodide) return "unknown";
+  try {
+    workspacePython ??= pyodide.pyimport("py_agent.browser.workspace");
+    return String(workspacePython.undo_state(sessionId, id));
+  } catch {
+    return "unknown";
+  }
+}
+
+/** The Undo button of a call that changed files (nothing when it changed none kept for undo). */
+function undoControl(sessionId, id) {
+  const box = el("div", "pa-undo");
+  const state = undoState(sessionId, id);
+  if (state === "unknown") {
+    workspaceModule()
+      .then((python) => python.load_undo_state(sessionId, id))
+      .then((known) => fillUndo(box, sessionId, id, String(known)))
+      .catch((error) => console.warn("py-agent: could not tell whether a change can be undone", error));
+  } else fillUndo(box, sessionId, id, state);
+  return box;
+}
+
+function fillUndo(box, sessionId, id, state) {
+  const note = el("span", "pa-undo-note");
+  note.setAttribute("role", "status");
+  if (state === "none") return;
+  if (state === "undone") {
+    note.textContent = "Undone.";
+    box.append(note);
+    return;
+  }
+  const button = el("button", "pa-undo-button", "Undo");
+  button.type = "button";
+  button.title = "Put back the files as they were before this change";
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const python = await workspaceModule();
+      let answer = JSON.parse(await python.undo_change(sessionId, id, false));
+      if (answer.status === "confirm") {
+        const go = await confirmDialog(answer.message, {
+          title: "Undo the agent's change?",
+          confirmLabel: "Undo anyway",
+          danger: true,
+        });
+        if (!go) {
+          note.textContent = "Not undone.";
+          button.disabled = false;
+          return;
+        }
+        answer = JSON.parse(await python.undo_change(sessionId, id, true));
+      }
+      note.textContent = answer.message;
+      if (answer.status === "done" || answer.status === "none") button.remove();
+      else button.disabled = false;
+    } catch (error) {
+      note.textContent = `The change could not be undone: ${error?.message ?? error}`;
+      button.disabled = false;
+    }
+  });
+  box.append(button, note);
 }
 
 /** A whole card (a <details>) for one tool call, or null for tools this module does not render. */

@@ -4,10 +4,13 @@
 // Store "files", key [sessionId, path], record {session, path, kind: "text"|"bytes", data:
 // string|Uint8Array, mtime}. Python's IndexedDBWorkspaceStore (py_agent/browser/workspace.py)
 // calls these functions; every one returns a Promise and rejects with a readable Error.
+// Store "changes" (version 2), key [sessionId, call, path]: what the agent's tool calls changed,
+// kept for undo until the session is deleted (py_agent/tools/history.py, records as JSON text).
 
 const DB_NAME = "py-agent-workspaces";
-const DB_VERSION = 1;
+const DB_VERSION = 2;
 const STORE = "files";
+const CHANGES = "changes";
 
 let opening = null;
 
@@ -33,6 +36,8 @@ export function openDb() {
         const store = db.createObjectStore(STORE, { keyPath: ["session", "path"] });
         store.createIndex("session", "session", { unique: false });
       }
+      if (!db.objectStoreNames.contains(CHANGES))
+        db.createObjectStore(CHANGES, { keyPath: ["session", "call", "path"] });
     };
     request.onsuccess = () => {
       const db = request.result;
@@ -52,10 +57,10 @@ export function openDb() {
   return opening;
 }
 
-async function transaction(mode, work) {
+async function transaction(mode, work, name = STORE) {
   const db = await openDb();
-  const tx = db.transaction(STORE, mode);
-  const store = tx.objectStore(STORE);
+  const tx = db.transaction(name, mode);
+  const store = tx.objectStore(name);
   const result = work(store);
   await new Promise((resolve, reject) => {
     tx.oncomplete = resolve;
@@ -97,4 +102,19 @@ export async function clear(session) {
 export async function sessions() {
   const keys = await transaction("readonly", (store) => store.index("session").getAllKeys());
   return [...new Set(keys.map((key) => key[0]))];
+}
+
+/** The changes kept for undo of a session: [record JSON text]. */
+export async function loadChanges(session) {
+  const records = await transaction("readonly", (store) => store.getAll(range(String(session))), CHANGES);
+  return records.filter((r) => r && typeof r.json === "string").map((r) => r.json);
+}
+
+/** Keep (or replace) one change: `record` is its JSON text, with `call` and `path`. */
+export async function putChange(session, call, path, json) {
+  await transaction("readwrite", (store) => store.put({ session: String(session), call, path, json }), CHANGES);
+}
+
+export async function clearChanges(session) {
+  await transaction("readwrite", (store) => store.delete(range(String(session))), CHANGES);
 }

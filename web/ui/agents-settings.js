@@ -4,7 +4,7 @@
 // as "needs confirmation" until confirmed here (or in the dialog asked before their first run).
 // Stored in IndexedDB by the Python side (py_agent/app/subagents_plugin.py over subagent_tool.py).
 
-import { h, icon } from "./dom.js";
+import { h, icon, download } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { registerSettingsTab } from "./extensions.js";
 import { py } from "./bridge.js";
@@ -17,15 +17,6 @@ tools: read, grep, find, ls
 
 You are ... Describe how the agent works and what it returns.
 `;
-
-function download(filename, text) {
-  const url = URL.createObjectURL(new Blob([text], { type: "text/markdown" }));
-  const a = h("a", { href: url, download: filename, hidden: true });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 function editor(panel, { markdown, previousName, title, rerender }) {
   const area = h("textarea", {
@@ -109,7 +100,7 @@ async function renderAgents(panel, { rerender }) {
       });
       exp.addEventListener("click", async () => {
         const { markdown } = await py("agent_markdown", { name: a.name });
-        download(`${a.name.replace(/[^\w.-]+/g, "_") || "agent"}.md`, markdown);
+        download(`${a.name.replace(/[^\w.-]+/g, "_") || "agent"}.md`, markdown, "text/markdown");
       });
       const del = h("button", {
         type: "button",

@@ -947,7 +947,7 @@ export class ChatView {
 
   paintTool(card, block, message, streaming) {
     const state = this.toolState(block, message, streaming);
-    const call = { name: block.name, id: block.id, args: block.arguments ?? {}, ...state };
+    const call = { name: block.name, id: block.id, sessionId: this.sessionId, args: block.arguments ?? {}, ...state };
     let custom = null;
     const renderer = toolRenderer(block.name);
     if (renderer) {

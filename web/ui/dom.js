@@ -27,6 +27,16 @@ export function append(parent, children) {
 
 export const $ = (selector, root = document) => root.querySelector(selector);
 
+// Saves ``text`` as a file the browser downloads.
+export function download(filename, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 // Inline icons: fixed, trusted markup (never built from data).
 const ICONS = {
   send: '<path d="M12 19V5M5 12l7-7 7 7"/>',

@@ -7,6 +7,7 @@ import { askForKey } from "./key-dialog.js";
 import { py } from "./bridge.js";
 import { storageStatus, requestPersistence } from "./storage-status.js";
 import { pluginSettingsTabs } from "./extensions.js";
+import { providerTransfer } from "./provider-transfer.js";
 
 export async function openSettings({ tab = "keys", app } = {}) {
   const { dialog, body } = createDialog({ title: "Settings", className: "settings-dialog" });
@@ -37,6 +38,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       id: `settings-panel-${id}`,
       "aria-labelledby": `settings-tab-${id}`,
       class: "tab-panel",
+      tabindex: "0", // a panel without a control (About) is still reached, and scrolled, by the keyboard
       hidden: true,
     });
     button.addEventListener("click", () => select(id));
@@ -274,6 +276,7 @@ async function renderProviders(panel, { rerender, app }) {
       ? h("ul", { class: "provider-list" }, ...cards)
       : h("p", { class: "empty-list", text: "No custom provider yet." }),
     h("div", { class: "section-foot" }, add),
+    providerTransfer({ count: providers.length, rerender }),
     h(
       "details",
       { class: "proxy-box" },
@@ -837,6 +840,11 @@ function browserLimits() {
   const missing = [];
   if (!("serviceWorker" in navigator) || document.documentElement.dataset.offline === "unsupported") {
     missing.push("offline use (this browser gives the page no service worker)");
+  }
+  if (typeof window.showDirectoryPicker !== "function") {
+    missing.push(
+      "opening a folder on your disk (the File System Access API): upload a folder and download a zip instead",
+    );
   }
   if (!missing.length) return [];
   return [

@@ -5,7 +5,7 @@
 // (sanitized), never as HTML. Every update carries a snapshot of every child, so painting is
 // throttled and a child is repainted only when it changed.
 
-import { h } from "./dom.js";
+import { h, scrollRegion } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { registerToolRenderer } from "./extensions.js";
 import "./agents-settings.js";
@@ -207,7 +207,7 @@ function transcriptNode(result) {
         "details",
         { class: "subagent-system" },
         h("summary", { text: "System prompt" }),
-        h("pre", { class: "tool-pre", text: result.systemPrompt }),
+        h("pre", { class: "tool-pre", ...scrollRegion("System prompt"), text: result.systemPrompt }),
       ),
     );
   }
@@ -257,7 +257,11 @@ function transcriptNode(result) {
           "details",
           { class: `subagent-msg tool-result${m.isError ? " is-error" : ""}` },
           h("summary", { text: `${m.isError ? "✗" : "↳"} ${m.toolName ?? "tool"} result (${text.length} chars)` }),
-          h("pre", { class: "tool-pre", text: text || "(no output)" }),
+          h("pre", {
+            class: "tool-pre",
+            ...scrollRegion(`${m.toolName ?? "tool"} result`),
+            text: text || "(no output)",
+          }),
         ),
       );
     }
@@ -359,7 +363,7 @@ function paint(card) {
     const text = call.result ? textBlocks(call.result) : "";
     card.foot.replaceChildren(
       text
-        ? h("pre", { class: "tool-pre", text })
+        ? h("pre", { class: "tool-pre", ...scrollRegion("Result"), text })
         : call.status === "interrupted"
           ? h("p", { class: "hint", text: "This call did not finish." })
           : "",
