@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .config import BENCH, FOLDER_NEEDS, NEEDS_ANY, QUICK_LANE, ROOT, BuildError
@@ -31,6 +33,27 @@ from .site import build_site
 def run_step(title: str, cmd: Sequence[str], env: dict[str, str] | None = None) -> int:
     print(f"\n=== {title}: {' '.join(cmd)}", flush=True)
     return subprocess.run(list(cmd), cwd=ROOT, env=env, check=False).returncode
+
+
+def run_checks(steps: Sequence[tuple[str, Sequence[str]]], env: dict[str, str]) -> list[str]:
+    """Run independent checks all at once (on a machine with idle cores their times overlap), then
+    print each one's command, output and wall time in order; returns the titles of those that failed."""
+
+    def run(cmd: Sequence[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+        start = time.monotonic()
+        done = subprocess.run(list(cmd), cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        return done, time.monotonic() - start
+
+    with ThreadPoolExecutor(max_workers=max(len(steps), 1)) as pool:
+        results = list(pool.map(run, [cmd for _, cmd in steps]))
+    failed = []
+    for (title, cmd), (done, seconds) in zip(steps, results, strict=True):
+        verdict = "ok" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
+        output = (done.stdout + done.stderr).rstrip()
+        print(f"\n=== {title}: {' '.join(cmd)}\n{output}\n--- {title}: {verdict} in {seconds:.1f} s", flush=True)
+        if done.returncode != 0:
+            failed.append(title)
+    return failed
 
 
 def print_machine_state() -> None:
@@ -89,6 +112,12 @@ def quick_lane_args() -> list[str]:
     return ["-m", QUICK_LANE, *(f"--ignore=tests/{folder}" for folder in FOLDER_NEEDS)]
 
 
+def quick_lane_pytest_args() -> list[str]:
+    """pytest's arguments in `test --quick`: the quick lane on every core (pytest-xdist), each property
+    test with the quick budget (the full run's quick_lane_with_coverage keeps their whole budget)."""
+    return [*quick_lane_args(), "-n", "auto", "--hypothesis-profile=quick"]
+
+
 def quick_lane_with_coverage(python: Path, env: dict[str, str], failed: list[str]) -> int:
     """The quick lane's tests under coverage, then the share of py_agent's lines they ran."""
     data = ROOT / ".cache" / "coverage" / "quick-lane"
@@ -132,20 +161,19 @@ def cmd_test(args: Sequence[str]) -> int:
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
         "PY_AGENT_CHROMIUM": chromium_path(),
     }
+    # Python keeps its bytecode here (in the __pycache__ folders git ignores): without it, every
+    # pytest process compiles py_agent and rewrites every test module's asserts again, seconds each.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     js = shutil.which("node") is not None
     if js:
         ensure_node_modules()
     else:  # the quick lane on a machine without Node.js (the full run installed it above)
         print("\n=== the JavaScript checks: skipped, Node.js is not installed", flush=True)
-    failed: list[str] = []
     steps = lint_steps(python, js)
-    for title, cmd in steps:
-        if run_step(title, cmd, env) != 0:
-            failed.append(title)
+    failed = run_checks(steps, env)
     runner = [str(python)]
     if quick:
-        # On every core (pytest-xdist), as in the full run.
-        rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_args(), "-n", "auto", *pytest_args], env, failed)
+        rc = run_pytest("pytest (quick lane)", runner, [*quick_lane_pytest_args(), *pytest_args], env, failed)
     elif pytest_args:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)
     else:

@@ -124,7 +124,7 @@ TEST_NEEDS = {
     "engines": "Chromium, Firefox ESR and WebKitGTK (tests/engines/)",
     "pyodide": "Pyodide under Node.js (the run_in_pyodide fixture)",
     "node": "Node.js (the node fixture, or a script run with node)",
-    "reference": "pi's reference packages installed with npm (the reference_install fixture)",
+    "reference": "pi's reference packages installed with npm (the reference_install, reference_1x_install fixtures)",
     "site": "the built site, static/ (the built_site fixture)",
     "network": "a package index (the dists fixture installs the wheel's dependencies)",
 }
@@ -134,10 +134,14 @@ FIXTURE_NEEDS = {
     "run_in_pyodide": ("pyodide", "node"),
     "node": ("node",),
     "reference_install": ("reference", "node"),
+    "reference_1x_install": ("reference", "node"),
     "built_site": ("site",),
     "dists": ("network",),
 }
 NEEDS_ANY = " or ".join(TEST_NEEDS)
+# Examples per property of the hypothesis tests (tests/conftest.py registers the profiles): the full
+# run (CI, or pytest alone) tries the whole budget; `build.py test --quick` a tenth of it.
+HYPOTHESIS_EXAMPLES = {"full": 300, "quick": 30}
 QUICK_LANE = f"not ({NEEDS_ANY})"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_MJS = ROOT / "tests" / "pyodide" / "run.mjs"
@@ -22,7 +23,13 @@ RUN_MJS = ROOT / "tests" / "pyodide" / "run.mjs"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 import build  # noqa: E402  (build.py: standard library only)
-from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS  # noqa: E402
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, HYPOTHESIS_EXAMPLES  # noqa: E402
+
+# The property tests take their budget from the profile: "full" unless pytest is given
+# --hypothesis-profile (the quick lane passes "quick").
+for _profile, _examples in HYPOTHESIS_EXAMPLES.items():
+    settings.register_profile(_profile, max_examples=_examples)
+settings.load_profile("full")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,7 +1,11 @@
 """The test command's lanes and checks (buildsys/commands.py, buildsys/jschecks.py).
 
 - The markers of what a test needs are the ones pyproject.toml registers, and the quick lane leaves
-  out every one of them.
+  out every one of them; every fixture of tests/conftest.py that looks for Node.js or installs npm
+  packages marks the tests that use it.
+- Every script of the page is type-checked (`// @ts-check`) but a list that only shrinks.
+- The property tests have their whole budget everywhere but in `build.py test --quick`.
+- The checks (ruff, mypy, biome, tsc) run at the same time, each with its own verdict.
 - `python3 build.py test` (what .ci/run runs) runs the JavaScript checks, and each fails on what it
   checks: a lint error, a formatting difference and a type error, each planted in a copy of the
   sources, fail their check and only theirs.
@@ -9,17 +13,21 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from buildsys.commands import lint_steps
-from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, QUICK_LANE, ROOT, TEST_NEEDS
+from buildsys.commands import lint_steps, quick_lane_args, quick_lane_pytest_args, run_checks
+from buildsys.config import FIXTURE_NEEDS, FOLDER_NEEDS, HYPOTHESIS_EXAMPLES, QUICK_LANE, ROOT, TEST_NEEDS
 from buildsys.jschecks import (
     INSTALLED_STAMP,
     JS_SOURCES,
@@ -57,6 +65,42 @@ def test_the_markers_are_registered_and_the_quick_lane_leaves_each_out() -> None
     assert f"not ({' or '.join(TEST_NEEDS)})" == QUICK_LANE
 
 
+def _fixtures_that_start_node(conftest: str) -> dict[str, list[str]]:
+    """The fixtures of a conftest whose body looks for Node.js or installs npm packages, with the
+    other fixtures they ask for."""
+    found = {}
+    for node in ast.parse(conftest).body:
+        if not isinstance(node, ast.FunctionDef) or not any("fixture" in ast.unparse(d) for d in node.decorator_list):
+            continue
+        calls = {ast.unparse(call.func) for call in ast.walk(node) if isinstance(call, ast.Call)}
+        texts = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        if "_npm_ci" in calls or ("shutil.which" in calls and "node" in texts):
+            found[node.name] = [arg.arg for arg in node.args.args]
+    return found
+
+
+def test_every_fixture_that_starts_node_marks_its_tests() -> None:
+    # A fixture that installs pi's packages or looks for Node.js, unmarked, pulls Node (and npm ci)
+    # into the quick lane.
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    fixtures = _fixtures_that_start_node(conftest)
+    assert {"node", "reference_install", "reference_1x_install"} <= set(fixtures)
+    for name, asks_for in fixtures.items():
+        assert "node" in FIXTURE_NEEDS.get(name, ()) or any("node" in FIXTURE_NEEDS.get(a, ()) for a in asks_for), name
+
+
+def test_only_the_quick_lane_cuts_the_property_tests_budget() -> None:
+    assert settings.get_profile("full").max_examples == HYPOTHESIS_EXAMPLES["full"] >= 300
+    assert settings.get_profile("quick").max_examples == HYPOTHESIS_EXAMPLES["quick"]
+    assert "--hypothesis-profile=quick" in quick_lane_pytest_args()
+    assert not any("hypothesis" in arg for arg in quick_lane_args())  # the full run's selection
+    tests = [path for path in (ROOT / "tests").rglob("test_*.py") if path != Path(__file__)]
+    property_tests = [path for path in tests if "@given(" in path.read_text(encoding="utf-8")]
+    assert len(property_tests) >= 3
+    for path in property_tests:  # each takes the profile's budget
+        assert "max_examples" not in path.read_text(encoding="utf-8"), path
+
+
 def test_node_modules_is_stale_until_installed_from_this_lock(tmp_path: Path) -> None:
     (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3}', encoding="utf-8")
     assert node_modules_stale(tmp_path)  # never installed
@@ -76,6 +120,31 @@ def test_build_py_test_runs_the_javascript_checks() -> None:
     assert titles[:3] == ["ruff check", "ruff format", "mypy"]
     assert BIOME in titles
     assert (TSC in titles) == (ROOT / "jsconfig.json").exists()
+
+
+def test_the_checks_run_at_once_and_each_reports_its_own_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each of the first two waits for the other's file: they pass only when they run at the same time.
+    def meet(mine: str, theirs: str) -> list[str]:
+        wait = (
+            f"import pathlib, sys, time; pathlib.Path({str(tmp_path / mine)!r}).touch(); "
+            f"end = time.monotonic() + 60; other = pathlib.Path({str(tmp_path / theirs)!r})\n"
+            "while not other.exists() and time.monotonic() < end: time.sleep(0.01)\n"
+            f"print('{mine} met', other.exists()); sys.exit(0 if other.exists() else 3)"
+        )
+        return [sys.executable, "-c", wait]
+
+    steps = [
+        ("first", meet("a", "b")),
+        ("second", meet("b", "a")),
+        ("broken", [sys.executable, "-c", "import sys; print('planted failure'); sys.exit(2)"]),
+    ]
+    assert run_checks(steps, dict(os.environ)) == ["broken"]
+    out = capsys.readouterr().out
+    assert out.index("=== first") < out.index("a met True") < out.index("--- first: ok")
+    assert out.index("--- first: ok") < out.index("=== second") < out.index("b met True")
+    assert out.index("planted failure") < out.index("--- broken: FAILED (exit 2)")
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +217,54 @@ def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[s
     failed = failed_checks(sources_copy)
     assert list(failed) == [TSC]
     assert "TS2322" in failed[TSC]
+
+
+# The page's scripts that do not ask for type checks yet: files other work was reshaping this round
+# (the app, the chat, settings, the Files panel, the sandbox's panel and renderers), and those that
+# need types for what they run in (the service worker's global) or more of the vendored libraries
+# than web/vendor.d.ts declares (marked, DOMPurify, highlight.js).
+# The list only shrinks: a new script starts with `// @ts-check`.
+NOT_YET_TYPE_CHECKED = {
+    "app.js",
+    "files/folder-bar.js",
+    "files/markdown.js",
+    "files/preview.js",
+    "sandbox/folder.js",
+    "sandbox/index.js",
+    "sandbox/panel.js",
+    "sandbox/renderers.js",
+    "sandbox/workspace-db.js",
+    "sw.js",
+    "ui/agents-settings.js",
+    "ui/bridge.js",
+    "ui/chat.js",
+    "ui/dom.js",
+    "ui/markdown.js",
+    "ui/provider-transfer.js",
+    "ui/settings.js",
+    "ui/subagents.js",
+}
+
+
+def test_the_pages_scripts_are_type_checked_but_a_shrinking_list() -> None:
+    jsconfig = json.loads((ROOT / "jsconfig.json").read_text(encoding="utf-8"))
+    assert {"web/**/*.js", "web/**/*.d.ts"} <= set(jsconfig["include"])
+    web = ROOT / "web"
+    scripts = {path.relative_to(web).as_posix(): path for path in web.rglob("*.js")}
+    unchecked = {
+        name for name, path in scripts.items() if not path.read_text(encoding="utf-8").startswith("// @ts-check")
+    }
+    assert unchecked == NOT_YET_TYPE_CHECKED & set(scripts), "a script lost its // @ts-check, or a new one lacks it"
+    # Every worker's messages are typed, and so is the page's side of each.
+    for name in (
+        "sandbox/grep-worker.js",
+        "sandbox/js-worker.js",
+        "sandbox/py-worker.js",
+        "attachments/image-worker.js",
+        "attachments/extract-worker.js",
+    ):
+        assert name not in unchecked and 'import("../messages")' in scripts[name].read_text(encoding="utf-8"), name
+    assert 'import("../messages")' in scripts["sandbox/grep.js"].read_text(encoding="utf-8")
 
 
 def test_test_modules_have_names_unique_across_the_suite() -> None:

@@ -1,3 +1,4 @@
+// @ts-check
 // Front-end parts of plugins: each module imported here registers tool renderers and side panels
 // (see ui/extensions.js). The Python side of a plugin is listed in py_agent/app/plugins.py (default_plugins).
 //

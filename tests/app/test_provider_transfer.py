@@ -34,11 +34,18 @@ async def make_app(backend: MemoryBackend) -> WebApp:
     return app
 
 
+def clear_custom_providers() -> None:
+    for provider in get_custom_providers():
+        unregister_custom_provider(provider.name)
+
+
 @pytest.fixture
 async def app() -> AsyncIterator[WebApp]:
+    # The registry is the process's: earlier tests in this process may have left theirs (an import
+    # then meets "conflicts"), and these leave none.
+    clear_custom_providers()
     yield await make_app(MemoryBackend())
-    for provider in get_custom_providers():  # the registry is the process's: leave it as found
-        unregister_custom_provider(provider.name)
+    clear_custom_providers()
 
 
 def details(name: str) -> dict[str, Any]:

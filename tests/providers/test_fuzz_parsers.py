@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from py_agent.ai.partial_json import parse_streaming_json
 from py_agent.ai.sse import SSEDecoder, SSEEvent
 
-# A fixed budget and no randomness between runs: CI runs exactly the same examples every time.
-BUDGET = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# A fixed budget (the hypothesis profile's, tests/conftest.py) and no randomness between runs: CI runs
+# exactly the same examples every time.
+BUDGET = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---------------------------------------------------------------------------------------------

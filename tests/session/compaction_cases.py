@@ -238,10 +238,15 @@ def case_json(name: str, session: Session, rng: random.Random, **overrides: Any)
     return case
 
 
+def generated_names(count: int, first_seed: int = 1000) -> list[str]:
+    """The names of ``generated_cases(count, first_seed)``, without generating them (test ids)."""
+    return [f"generated-{seed}" for seed in range(first_seed, first_seed + count)]
+
+
 def generated_cases(count: int, first_seed: int = 1000) -> list[dict[str, Any]]:
     return [
-        case_json(f"generated-{seed}", generated_session(seed), random.Random(seed * 7 + 1))
-        for seed in range(first_seed, first_seed + count)
+        case_json(name, generated_session(seed), random.Random(seed * 7 + 1))
+        for seed, name in zip(range(first_seed, first_seed + count), generated_names(count, first_seed), strict=True)
     ]
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_cases import generated_cases, hand_written_cases
+from compaction_cases import generated_cases, generated_names, hand_written_cases
 
 from py_agent.ai.event_stream import AssistantMessageEventStream
 from py_agent.ai.events import DoneEvent, ErrorEvent
@@ -55,7 +55,16 @@ from py_agent.session.messages import convert_to_llm
 
 RUNNER = Path(__file__).resolve().parent.parent / "reference" / "run_compaction.mjs"
 GENERATED = 120
-CASES = hand_written_cases() + generated_cases(GENERATED)
+# The test ids; the cases themselves are generated once, by the fixture below, when a test runs
+# (generating them takes seconds: at import, every pytest process would pay it while collecting).
+NAMES = [case["name"] for case in hand_written_cases()] + generated_names(GENERATED)
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[dict[str, Any]]:
+    made = hand_written_cases() + generated_cases(GENERATED)
+    assert [case["name"] for case in made] == NAMES
+    return made
 
 
 class FakeProvider:
@@ -226,10 +235,10 @@ async def python_result(case: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def pi_results(reference_install: Path) -> dict[str, Any]:
+def pi_results(reference_install: Path, cases: list[dict[str, Any]]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         cases_file = Path(folder) / "cases.json"
-        cases_file.write_text(json.dumps(CASES), encoding="utf-8")
+        cases_file.write_text(json.dumps(cases), encoding="utf-8")
         done = subprocess.run(
             ["node", str(RUNNER), str(cases_file)],
             cwd=RUNNER.parent,
@@ -245,9 +254,9 @@ def pi_results(reference_install: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def py_results() -> dict[str, Any]:
+def py_results(cases: list[dict[str, Any]]) -> dict[str, Any]:
     async def run_all() -> dict[str, Any]:
-        return {case["name"]: await python_result(case) for case in CASES}
+        return {case["name"]: await python_result(case) for case in cases}
 
     return asyncio.run(run_all())
 
@@ -261,7 +270,7 @@ def _normal(value: dict[str, Any]) -> Any:
     return value
 
 
-@pytest.mark.parametrize("name", [case["name"] for case in CASES])
+@pytest.mark.parametrize("name", NAMES)
 def test_same_as_pi(name: str, pi_results: dict[str, Any], py_results: dict[str, Any]) -> None:
     theirs = pi_results[name]
     assert "crashed" not in theirs, theirs.get("crashed")
@@ -274,12 +283,12 @@ def test_same_as_pi(name: str, pi_results: dict[str, Any], py_results: dict[str,
         pytest.fail(f"{name} differs from pi:\n{diff}", pytrace=False)
 
 
-def test_the_cases_cover_what_matters(py_results: dict[str, Any]) -> None:
+def test_the_cases_cover_what_matters(cases: list[dict[str, Any]], py_results: dict[str, Any]) -> None:
     """The generated sessions reach the interesting paths (else the parity above proves little)."""
     results = list(py_results.values())
     prepared = [r["preparation"] for r in results if r["preparation"] and "error" not in r["preparation"]]
     files = [p["fileOps"] for p in prepared]
-    assert sum(len(case["entries"]) > len(_session(case).path()) for case in CASES) >= 40  # off-path branches
+    assert sum(len(case["entries"]) > len(_session(case).path()) for case in cases) >= 40  # off-path branches
     assert sum(p["isSplitTurn"] for p in prepared) >= 40
     assert sum(not p["isSplitTurn"] and bool(p["messagesToSummarize"]) for p in prepared) >= 8
     assert sum(p["previousSummary"] is not None for p in prepared) >= 15

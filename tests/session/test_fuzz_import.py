@@ -31,7 +31,8 @@ from py_agent.session import (
     json_stringify,
 )
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The number of examples is the hypothesis profile's (tests/conftest.py).
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _no_surrogate_pairs(text: str) -> bool:

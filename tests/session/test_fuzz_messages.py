@@ -25,7 +25,8 @@ from py_agent.session import (
     message_to_json,
 )
 
-BUDGET = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# The number of examples is the hypothesis profile's (tests/conftest.py).
+BUDGET = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 text = st.text(max_size=20)
 ints = st.integers(min_value=0, max_value=2**53)

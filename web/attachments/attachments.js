@@ -1,3 +1,4 @@
+// @ts-check
 // Attachments of the message box, on the page's main thread: what a file is, the limits, and the
 // workers that do the work (image-worker.js: decode/scale/encode; extract-worker.js: document
 // text; one of each, started on first use). Nothing heavy runs here: a file goes to a worker as a Blob and comes back as base64 and

@@ -1,3 +1,4 @@
+// @ts-check
 // Byte helpers shared by the attachment workers.
 
 export function base64(bytes) {

@@ -1,3 +1,4 @@
+// @ts-check
 // Text extraction of attached documents, in a dedicated module worker so that the page stays
 // responsive: PDF (pdf.js), DOCX (mammoth), XLSX (read-excel-file), CSV and text (TextDecoder).
 // The libraries are vendored at build time (static/vendor/, see buildsys/config.py) and loaded on
@@ -8,16 +9,23 @@
 // unpacked by zip.js within them before its library sees it (as a stored ZIP), a PDF is read up to
 // its page and text limits, a text file only as far as the message takes it.
 //
-// Message in:  { id, kind: "pdf" | "docx" | "xlsx" | "text", file: Blob, name, limits }
-// Message out: { id, ok: true, text, truncated, fullText?, textIsFile?, pages?, notice?, release,
-//                bytes (base64 as ASCII bytes) } | { id, ok: false, error, release: true }
-// (`release`: the file was large, or failed; the page ends this worker to free what the
-// libraries held.)
+// Message in: ExtractJob; out: JobReply<ExtractDone> (web/messages.d.ts): the text, whether it was
+// cut, the original's bytes, and `release` (the file was large, or failed: the page ends this
+// worker to free what the libraries held).
 
 import { base64Ascii, decodeText } from "./codec.js";
 import { pageText } from "./pdf-text.js";
 import { ZipRefusal, unpackZip } from "./zip.js";
 
+/** @typedef {import("../messages").ExtractJob} ExtractJob */
+/** @typedef {import("../messages").ExtractDone} ExtractDone */
+
+const scope =
+  /** @type {import("../messages").WorkerScope<ExtractJob, import("../messages").JobReply<ExtractDone>>} */ (
+    /** @type {unknown} */ (self)
+  );
+
+/** @type {{pdf?: Promise<typeof import("../vendor/pdf.min.js")>, mammoth?: Promise<Window["mammoth"]>, xlsx?: Promise<Window["readXlsxFile"]>}} */
 const libs = {};
 
 async function pdfjs() {
@@ -151,6 +159,10 @@ async function extractText(file, maxChars) {
   return { text: text.slice(0, maxChars), truncated, textIsFile: truncated };
 }
 
+/**
+ * @param {ExtractJob} job
+ * @returns {Promise<ExtractDone>}
+ */
 async function extract({ kind, file, name, limits }) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   let result;
@@ -180,14 +192,14 @@ async function extract({ kind, file, name, limits }) {
   };
 }
 
-self.addEventListener("message", async (event) => {
+scope.addEventListener("message", async (event) => {
   const job = event.data;
   try {
     const result = await extract(job);
-    self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
+    scope.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
     const message = error instanceof Failure ? error.message : `${job.name} couldn't be read: ${reason(error)}.`;
     // Whatever a failed library held (a half-read document) goes with the worker.
-    self.postMessage({ id: job.id, ok: false, error: message, release: true });
+    scope.postMessage({ id: job.id, ok: false, error: message, release: true });
   }
 });

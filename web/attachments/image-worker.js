@@ -1,23 +1,38 @@
+// @ts-check
 // Attached images, in a dedicated module worker: decoded with createImageBitmap (EXIF orientation
 // applied) and, when needed, scaled and re-encoded on an OffscreenCanvas to the limits of
 // py_agent/app/attachments.py (as pi's CLI does: at most 2000 px a side and 4.5 MB as base64;
 // GIF and BMP become PNG). Also draws the chip's thumbnail. The size the image's header claims is
 // checked first (inspect.js): nothing larger than the limit is ever decoded.
 //
-// Message in:  { id, file: Blob, name, mimeType, limits: { maxSide, maxBase64, maxMegapixels } }
-// Message out: { id, ok: true, data, mimeType, width, height, originalWidth, originalHeight,
-//                resized, thumb: Blob, bytes (the original file in base64, as ASCII bytes) } | { id, ok: false, error }
+// Message in: ImageJob; out: JobReply<ImageDone> (web/messages.d.ts): the image for the model, its
+// size before and after, the chip's thumbnail and the original's bytes, or what went wrong.
 
 import { base64, base64Ascii } from "./codec.js";
 import { checkImage } from "./inspect.js";
 
+/** @typedef {import("../messages").ImageJob} ImageJob */
+/** @typedef {import("../messages").ImageDone} ImageDone */
+
+const scope = /** @type {import("../messages").WorkerScope<ImageJob, import("../messages").JobReply<ImageDone>>} */ (
+  /** @type {unknown} */ (self)
+);
+
 const KEEP = new Set(["image/png", "image/jpeg", "image/webp"]);
 const THUMB = 160;
 
+/** @param {number} size */
 function base64Length(size) {
   return 4 * Math.ceil(size / 3);
 }
 
+/**
+ * @param {ImageBitmap} bitmap
+ * @param {number} width
+ * @param {number} height
+ * @param {string} type
+ * @param {number} [quality]
+ */
 async function encode(bitmap, width, height, type, quality) {
   const canvas = new OffscreenCanvas(width, height);
   const ctx = canvas.getContext("2d");
@@ -29,6 +44,12 @@ async function encode(bitmap, width, height, type, quality) {
   return canvas.convertToBlob(quality === undefined ? { type } : { type, quality });
 }
 
+/**
+ * @param {ImageBitmap} bitmap
+ * @param {number} maxSide
+ * @param {number} maxBase64
+ * @returns {Promise<{blob: Blob, width: number, height: number} | null>}
+ */
 async function fit(bitmap, maxSide, maxBase64) {
   let scale = Math.min(1, maxSide / Math.max(bitmap.width, bitmap.height));
   for (let attempt = 0; attempt < 12; attempt++) {
@@ -47,6 +68,10 @@ async function fit(bitmap, maxSide, maxBase64) {
   return null;
 }
 
+/**
+ * @param {ImageJob} job
+ * @returns {Promise<ImageDone>}
+ */
 async function process({ file, name, mimeType, limits }) {
   const { maxSide, maxBase64 } = limits;
   await checkImage(file, name, limits);
@@ -64,8 +89,9 @@ async function process({ file, name, mimeType, limits }) {
   const keep =
     KEEP.has(mimeType) && Math.max(originalWidth, originalHeight) <= maxSide && base64Length(file.size) <= maxBase64;
   if (!keep) {
-    out = await fit(bitmap, maxSide, maxBase64);
-    if (!out) throw new Error(`${name}: couldn't be reduced below 4.5 MB.`);
+    const fitted = await fit(bitmap, maxSide, maxBase64);
+    if (!fitted) throw new Error(`${name}: couldn't be reduced below 4.5 MB.`);
+    out = fitted;
     type = out.blob.type;
   }
   const tscale = Math.min(1, THUMB / Math.max(originalWidth, originalHeight));
@@ -90,12 +116,12 @@ async function process({ file, name, mimeType, limits }) {
   };
 }
 
-self.addEventListener("message", async (event) => {
+scope.addEventListener("message", async (event) => {
   const job = event.data;
   try {
     const result = await process(job);
-    self.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
+    scope.postMessage({ id: job.id, ok: true, ...result }, [result.bytes.buffer]);
   } catch (error) {
-    self.postMessage({ id: job.id, ok: false, error: error?.message || String(error) });
+    scope.postMessage({ id: job.id, ok: false, error: error?.message || String(error) });
   }
 });

@@ -1,3 +1,4 @@
+// @ts-check
 // What a file claims to be, read from its first bytes and checked against the limits before
 // anything decodes it: an image's width × height (PNG IHDR, JPEG SOF, GIF, WebP, BMP), a ZIP-based
 // document's central directory (zip.js). Used by the attachment workers and, on the page's
@@ -33,7 +34,13 @@ export function imageSize(bytes) {
   return null;
 }
 
-/** imageSize() of a Blob, reading only its start. */
+/** @typedef {{format: string, width?: number, height?: number}} ImageHeader the size is absent when the header has none */
+
+/**
+ * imageSize() of a Blob, reading only its start.
+ * @param {Blob} blob
+ * @returns {Promise<ImageHeader | null>}
+ */
 export async function imageHeader(blob) {
   return imageSize(new Uint8Array(await blob.slice(0, HEAD).arrayBuffer()));
 }
@@ -87,7 +94,12 @@ export async function checkImage(blob, name, limits) {
   return header;
 }
 
-/** Throws Refusal when the size an image's header claims is over the limit. */
+/**
+ * Throws Refusal when the size an image's header claims is over the limit.
+ * @param {ImageHeader} header
+ * @param {string} name
+ * @param {{maxMegapixels: number}} limits
+ */
 export function checkPixels({ width, height }, name, limits) {
   const megapixels = (width * height) / 1e6;
   if (megapixels <= limits.maxMegapixels) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Every limit on what the page reads from a user's file, in one place: the message box's
 // attachments (attachments.js and its workers) and the Files panel's uploads (web/files/preview.js)
 // check files against the same numbers. Python mirrors the ones it checks again

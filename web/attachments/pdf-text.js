@@ -1,3 +1,4 @@
+// @ts-check
 // A PDF page's text from pdf.js's text items (page.getTextContent().items), as `pdftotext` gives it:
 // items joined by spaces, a line break where pdf.js marks the end of a line, and a word hyphenated
 // across a line end joined again ("manip-" + "ulation" -> "manipulation") when the next line goes

@@ -1,3 +1,4 @@
+// @ts-check
 // Settings → Attachments: the limits a user may change (limits.js LIMIT_SETTINGS; the settings are
 // owned by py_agent/app/attachments.py), and what can be attached. They apply to the message box's
 // attachments and to the Files panel's uploads alike.

@@ -1,3 +1,4 @@
+// @ts-check
 // ZIP-based documents (DOCX, XLSX) read within limits, before and while anything inflates.
 //
 // zipDirectory() reads only the central directory (the file's end) and checks what it declares:

@@ -43,6 +43,8 @@ type EarlyRecords = {
 
 interface Window {
   pyAgent: PyAgentGlobal;
+  /** web/app.js: the app, once it started (web/ui/reliability.js reads the open session from it) */
+  pyAgentApp?: { currentId?: string | null; state?: { readOnly?: boolean; streaming?: boolean } };
   /** web/boot/early-start.js: the app's IndexedDB, opened as the page started (null: not opened) */
   pyAgentEarlyDatabase?: Promise<IDBDatabase | null>;
   /** web/boot/early-start.js: what it read for the first screen (null: nothing read) */

@@ -1,26 +1,31 @@
+// @ts-check
 // grep's regex search, in a dedicated worker so that a pattern that backtracks for ever cannot
 // freeze the page: web/sandbox/grep.js starts it and terminates it at the time limit or on abort.
 // The pattern arrives already translated from Python's syntax (py_agent/tools/grep_regex.py).
 //
-// Messages in:  {type: "start", id, source, flags, limit}
-//               {type: "files", id, items: [[index, text], ...]}   (text normalized to LF)
-//               {type: "end", id}
-// Messages out: {type: "done", id, matches: [[index, [lineNumber, ...]], ...]}  (at most `limit`
-//               line numbers in all; sent early once the limit is reached)
-//               {type: "error", id, message}                                   (RegExp refused)
+// Messages in: GrepRequest (start, files with their text normalized to LF, end); out: GrepReply
+// (done: at most `limit` line numbers in all, sent early once the limit is reached; error: RegExp
+// refused the pattern). Both in web/messages.d.ts.
 // A line is text.split("\n") without a last empty one, as grep's Python side splits it.
 "use strict";
 
+/** @typedef {import("../messages").GrepRequest} GrepRequest */
+/** @typedef {import("../messages").GrepReply} GrepReply */
+/** @typedef {import("../messages").GrepMatch} GrepMatch */
+
+const scope = /** @type {import("../messages").WorkerScope<GrepRequest, GrepReply>} */ (/** @type {unknown} */ (self));
+
+/** @type {{id: number, regex: RegExp, limit: number, count: number, matches: GrepMatch[]} | null} */
 let run = null;
 
-self.onmessage = ({ data }) => {
+scope.onmessage = ({ data }) => {
   if (data.type === "start") {
     run = null;
     let regex;
     try {
       regex = new RegExp(data.source, data.flags);
     } catch (error) {
-      self.postMessage({ type: "error", id: data.id, message: String(error?.message ?? error) });
+      scope.postMessage({ type: "error", id: data.id, message: String(error?.message ?? error) });
       return;
     }
     run = { id: data.id, regex, limit: data.limit, count: 0, matches: [] };
@@ -32,6 +37,7 @@ self.onmessage = ({ data }) => {
     for (const [index, text] of data.items) {
       const lines = text.split("\n");
       if (lines.length && lines[lines.length - 1] === "") lines.pop();
+      /** @type {number[] | null} */
       let hits = null;
       for (let i = 0; i < lines.length; i++) {
         if (!regex.test(lines[i])) continue;
@@ -51,6 +57,7 @@ self.onmessage = ({ data }) => {
 };
 
 function finish() {
-  self.postMessage({ type: "done", id: run.id, matches: run.matches });
+  if (run === null) return;
+  scope.postMessage({ type: "done", id: run.id, matches: run.matches });
   run = null;
 }

@@ -1,10 +1,16 @@
+// @ts-check
 // The page's side of grep's regex search (py_agent/browser/grep.py calls start() through
 // globalThis.pyAgentSandbox.grep). The search runs in a same-origin dedicated worker
 // (grep-worker.js): a catastrophic pattern such as (a+)+$ spins there, not on the page's main
 // thread, and the worker is terminated when the time limit passes or the run is aborted.
 // One finished worker is kept warm for the next search.
 
+/** @typedef {import("../messages").GrepRequest} GrepRequest */
+/** @typedef {import("../messages").GrepReply} GrepReply */
+/** @typedef {import("../messages").GrepResult} GrepResult */
+
 const WORKER_URL = new URL("./grep-worker.js", import.meta.url);
+/** @type {Worker | null} */
 let warm = null;
 let runs = 0;
 
@@ -13,15 +19,24 @@ let runs = 0;
  * the time limit. Returns {result, add(items), end(), abort()}: send the files with add()
  * ([[index, text], ...]; false once the run has ended) and end(); `result` resolves (never
  * rejects) with {ok: true, matches} or {ok: false, timedOut | aborted | error}, and durationMs.
+ * @param {{source: string, flags: string, limit: number, timeoutMs?: number}} search
  */
 export function start({ source, flags, limit, timeoutMs = 5000 }) {
   const started = performance.now();
   const id = ++runs;
   const worker = warm ?? new Worker(WORKER_URL, { name: "py-agent grep" });
   warm = null;
+  /** @param {GrepRequest} message */
+  const post = (message) => worker.postMessage(message);
   let settled = false;
-  let resolveResult;
+  /** @type {(result: GrepResult) => void} */
+  let resolveResult = () => {};
+  /** @type {Promise<GrepResult>} */
   const result = new Promise((resolve) => (resolveResult = resolve));
+  /**
+   * @param {import("../messages").GrepOutcome} value
+   * @param {boolean} reusable whether the worker may serve the next search
+   */
   const finish = (value, reusable) => {
     if (settled) return;
     settled = true;
@@ -33,6 +48,7 @@ export function start({ source, flags, limit, timeoutMs = 5000 }) {
     resolveResult({ ...value, durationMs: Math.round(performance.now() - started) });
   };
   const timer = setTimeout(() => finish({ ok: false, timedOut: true }, false), timeoutMs);
+  /** @param {MessageEvent<GrepReply>} event */
   worker.onmessage = ({ data }) => {
     if (data?.id !== id) return;
     if (data.type === "done") finish({ ok: true, matches: data.matches }, true);
@@ -42,16 +58,17 @@ export function start({ source, flags, limit, timeoutMs = 5000 }) {
     event.preventDefault();
     finish({ ok: false, error: event.message || "the search worker could not run" }, false);
   };
-  worker.postMessage({ type: "start", id, source, flags, limit });
+  post({ type: "start", id, source, flags, limit });
   return {
     result,
+    /** @param {import("../messages").GrepFile[]} items */
     add(items) {
       if (settled) return false;
-      worker.postMessage({ type: "files", id, items });
+      post({ type: "files", id, items });
       return true;
     },
     end() {
-      if (!settled) worker.postMessage({ type: "end", id });
+      if (!settled) post({ type: "end", id });
     },
     abort() {
       finish({ ok: false, aborted: true }, false);

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's side of the javascript and python tools' sandboxes.
 //
 // Each sandbox is an <iframe sandbox="allow-scripts"> (never allow-same-origin: an opaque origin,

@@ -1,3 +1,4 @@
+// @ts-check
 // The javascript tool's runtime: runs inside a dedicated worker that the sandbox frame
 // (frame.html, an opaque origin) creates from a blob: URL, so an endless loop never blocks the
 // page and the page ends it by removing the frame.
@@ -10,8 +11,15 @@
 // - forwards console output (batched), serves `workspace.read/write/list` through the port,
 //   and reports {type: "done", ok, value, error}.
 // Every message it sends carries the run's token; the page drops messages without it.
+// Messages: SandboxStart<JsInit> in, then JsWorkerMessage out and JsPageMessage in over the port
+// (web/messages.d.ts).
 "use strict";
 
+/** @typedef {import("../messages").JsWorkerMessage} JsWorkerMessage */
+/** @typedef {import("../messages").JsPageMessage} JsPageMessage */
+
+// No declaration at the top level: the tool's code runs in this worker's global scope.
+/** @param {MessageEvent<import("../messages").SandboxStart<import("../messages").JsInit>>} first */
 self.onmessage = (first) => {
   self.onmessage = null;
   const { token, init } = first.data || {};
@@ -19,6 +27,7 @@ self.onmessage = (first) => {
   if (typeof token !== "string" || !port || !init) return;
 
   const limits = Object.assign({ consoleBytes: 1_000_000, valueChars: 100_000 }, init.limits || {});
+  /** @param {JsWorkerMessage} message */
   const send = (message) => {
     message.token = token;
     port.postMessage(message);
@@ -61,7 +70,8 @@ self.onmessage = (first) => {
             if (item instanceof Map) return Object.fromEntries(item);
             if (item instanceof Set) return [...item];
             if (item instanceof Error) return `${item.name}: ${item.message}`;
-            if (ArrayBuffer.isView(item) && !(item instanceof DataView)) return Array.from(item.subarray(0, 1000));
+            if (ArrayBuffer.isView(item) && !(item instanceof DataView))
+              return Array.from(/** @type {Uint8Array} */ (item).subarray(0, 1000));
           }
           return item;
         },
@@ -141,6 +151,7 @@ self.onmessage = (first) => {
   // ---- Workspace files, through the page ----
   let nextId = 1;
   const waiting = new Map();
+  /** @param {MessageEvent<JsPageMessage>} event */
   port.onmessage = (event) => {
     const message = event.data;
     if (!message || message.token !== token || message.type !== "fs-result") return;
@@ -194,7 +205,7 @@ self.onmessage = (first) => {
 
   // ---- Compile, then run ----
   const code = String(init.code);
-  const AsyncFunction = (async () => {}).constructor;
+  const AsyncFunction = /** @type {new (body: string) => () => Promise<unknown>} */ ((async () => {}).constructor);
   let asyncBody;
   try {
     asyncBody = new AsyncFunction(code);

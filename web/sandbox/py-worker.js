@@ -1,3 +1,4 @@
+// @ts-check
 // The python tool's runtime: a Pyodide interpreter of its own, in a dedicated worker that the
 // sandbox frame (frame.html, an opaque origin) creates from a blob: URL. It is never the agent's
 // interpreter: it shares no memory with the page, an endless loop blocks only this worker, and
@@ -8,8 +9,14 @@
 // the page over the port, by name; the page serves only the site's runtime files and wheels.
 // Messages in: {type: "run", id, code, sync}, {type: "fetch-result", ...}. Out: "ready",
 // "boot-error", "fetch", "stream" (stdout/stderr, batched) and "result". All carry the token.
+// Their shapes: SandboxStart<PyInit>, PyPageMessage and PyWorkerMessage (web/messages.d.ts).
 "use strict";
 
+/** @typedef {import("../messages").PyWorkerMessage} PyWorkerMessage */
+/** @typedef {import("../messages").PyPageMessage} PyPageMessage */
+
+// No declaration at the top level: the tool's code runs in this worker's global scope.
+/** @param {MessageEvent<import("../messages").SandboxStart<import("../messages").PyInit>>} first */
 self.onmessage = async (first) => {
   self.onmessage = null;
   const { token, init } = first.data || {};
@@ -17,6 +24,10 @@ self.onmessage = async (first) => {
   if (typeof token !== "string" || !port || !init) return;
 
   const postToPort = MessagePort.prototype.postMessage;
+  /**
+   * @param {PyWorkerMessage} message
+   * @param {Transferable[]} [transfer]
+   */
   const send = (message, transfer = []) => {
     message.token = token;
     postToPort.call(port, message, transfer);
@@ -36,6 +47,7 @@ self.onmessage = async (first) => {
   }
   let queue = Promise.resolve();
   let run = null; // set once the interpreter is up
+  /** @param {MessageEvent<PyPageMessage>} event */
   port.onmessage = (event) => {
     const message = event.data;
     if (!message || message.token !== token) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // The message box: Enter sends; while a reply streams Enter queues the text as steering and
 // Alt+Enter as a follow-up (shown as queued until delivered); Escape or Stop aborts; Shift+Enter
 // is a newline, and Enter that confirms an IME composition never sends.

@@ -1,3 +1,4 @@
+// @ts-check
 // Modal dialogs on the native <dialog> element: focus is trapped and Escape closes them.
 // A dialog's text is a string or nodes (a name drawn with nameNode, web/ui/dom.js).
 
@@ -57,6 +58,10 @@ export async function confirmDialog(text, { title = "Are you sure?", confirmLabe
   return value === "ok";
 }
 
+/**
+ * @param {string} text
+ * @param {{title?: string, value?: string, label?: string, confirmLabel?: string}} [options]
+ */
 export async function promptDialog(text, { title, value = "", label = "Name", confirmLabel = "Save" } = {}) {
   const { dialog, body } = createDialog({ title, className: "small-dialog" });
   const input = h("input", { type: "text", class: "input", "aria-label": label, value });

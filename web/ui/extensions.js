@@ -1,3 +1,4 @@
+// @ts-check
 // Extension points of the page, for features that add tools (the workspace, subagents):
 //
 // registerToolRenderer(name, renderer)

@@ -1,3 +1,4 @@
+// @ts-check
 // The API-key dialog: asked at the first send to a provider without a key (and when a provider
 // rejects its key). The key goes to Python once; the page never reads it back.
 

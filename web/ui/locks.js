@@ -1,3 +1,4 @@
+// @ts-check
 // One writer per session: the tab that edits a session holds a Web Lock named after it. A second
 // tab opening the same session gets it read-only (and can take it over); the first tab is then
 // told, and becomes read-only itself. IndexedDB's add() of an existing entry is the backstop.
@@ -9,6 +10,10 @@ function supported() {
   return Boolean(navigator.locks?.request);
 }
 
+/**
+ * @param {string} id the session's id
+ * @param {{steal?: boolean, onLost?: () => void}} [options] onLost: another tab took the lock over
+ */
 export async function lockSession(id, { steal = false, onLost } = {}) {
   if (held?.id === id) return true;
   releaseSession();

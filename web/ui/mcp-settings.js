@@ -1,3 +1,4 @@
+// @ts-check
 // Settings → MCP servers: add a streamable HTTP server by name and URL (a bearer token is kept like an
 // API key: on this device or for this tab, never exported), test it, see its tools, switch a server or
 // one tool on or off, remove it; paste an `mcpServers` JSON (Claude Desktop, Cursor, pi). The Python

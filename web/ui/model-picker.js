@@ -1,3 +1,4 @@
+// @ts-check
 // The model picker: search over the built-in catalogue, custom providers' models and the offline
 // demo, ranked by py_agent/app/catalog.py (exact and prefix matches on id or name first, newest
 // first; "local" finds the models served on this computer); filters for thinking and vision; keyboard throughout

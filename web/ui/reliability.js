@@ -1,3 +1,4 @@
+// @ts-check
 // What the page does about faults, beyond rendering them.
 //
 // - Retries: while a failed provider request waits to be sent again, a notice says why and for

@@ -1,3 +1,4 @@
+// @ts-check
 // The session list: newest first, grouped by day, searchable (title and conversation text);
 // each row opens its session, and its menu renames, exports or deletes it.
 
@@ -28,7 +29,7 @@ export class SessionList {
     });
     root.addEventListener("keydown", (event) => this.keydown(event));
     document.addEventListener("click", (event) => {
-      if (!event.target.closest?.(".row-menu, .row-menu-btn")) this.closeMenus();
+      if (!(/** @type {Element} */ (event.target).closest?.(".row-menu, .row-menu-btn"))) this.closeMenus();
     });
   }
 

@@ -1,14 +1,18 @@
+// @ts-check
 // Persistent storage: ask the browser not to evict this site's data, and say what it answered.
 // (Chromium decides without a prompt, from how the site is used; Firefox asks the user.)
 
 import { toast } from "./toasts.js";
+
+/** @type {StorageEstimate} what a browser that says nothing of its usage reads as */
+const NO_ESTIMATE = {};
 
 export async function storageStatus() {
   const storage = navigator.storage;
   if (!storage?.persisted) return { supported: false, persisted: false, usage: 0, quota: 0 };
   const [persisted, estimate] = await Promise.all([
     storage.persisted().catch(() => false),
-    storage.estimate ? storage.estimate().catch(() => ({})) : Promise.resolve({}),
+    storage.estimate ? storage.estimate().catch(() => NO_ESTIMATE) : Promise.resolve(NO_ESTIMATE),
   ]);
   return { supported: true, persisted, usage: estimate.usage ?? 0, quota: estimate.quota ?? 0 };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Notices: short messages in a polite live region; errors stay until dismissed. A notice with an
 // id replaces the previous one with that id (e.g. one "saving failed" message, not many).
 // `text` is a string (its hidden characters shown as codes: it may quote a file name) or nodes
