@@ -57,6 +57,24 @@ export async function confirmDialog(text, { title = "Are you sure?", confirmLabe
   return value === "ok";
 }
 
+// A question with its own buttons (choices: [{value, label}], the first one the safe answer,
+// focused; the last one the primary): the value chosen, or null when the dialog was closed.
+export async function choiceDialog(text, { title, choices }) {
+  const { dialog, body } = createDialog({ title, className: "small-dialog" });
+  const buttons = choices.map(({ value, label }, i) => {
+    const kind = i === 0 ? "ghost" : i === choices.length - 1 ? "primary" : "";
+    const button = h("button", { type: "button", class: `btn ${kind}`.trim(), text: label });
+    button.addEventListener("click", () => dialog.close(`choice:${value}`));
+    return button;
+  });
+  body.append(h("p", {}, text), h("div", { class: "dialog-actions" }, ...buttons));
+  const result = showModal(dialog);
+  buttons[0].focus();
+  const answer = await result;
+  dialog.remove();
+  return answer.startsWith("choice:") ? answer.slice("choice:".length) : null;
+}
+
 export async function promptDialog(text, { title, value = "", label = "Name", confirmLabel = "Save" } = {}) {
   const { dialog, body } = createDialog({ title, className: "small-dialog" });
   const input = h("input", { type: "text", class: "input", "aria-label": label, value });
