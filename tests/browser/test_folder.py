@@ -232,7 +232,7 @@ def test_a_change_made_outside_is_what_the_next_read_returns(app: App, mock: Moc
     assert "new_module.py" in results["fd3"]
 
 
-def test_overwriting_a_users_file_asks_first(app: App, mock: MockProviderServer) -> None:
+def test_overwriting_a_users_file_asks_first(app: App, mock: MockProviderServer, axe_source: str) -> None:
     page = app.page
     before = disk(app)["README.md"]
     for answer, call in (("Don't allow", "ow1"), ("Allow", "ow2")):
@@ -247,6 +247,8 @@ def test_overwriting_a_users_file_asks_first(app: App, mock: MockProviderServer)
         dialog.wait_for(timeout=120_000)
         assert "The agent wants to overwrite README.md in my-project" in dialog.inner_text()
         assert dialog.get_by_role("button", name="Allow for this folder in this session").is_visible()
+        if answer == "Don't allow":
+            assert axe_violations(page, axe_source) == []
         dialog.get_by_role("button", name=answer, exact=True).click()
         page.locator("#transcript .msg.assistant", has_text=f"Done: {call}").wait_for(timeout=120_000)
         app.wait_idle(timeout=60_000)
