@@ -494,8 +494,8 @@ class Workspace:
         if folder is None or source not in ASKING_SOURCES:
             return
         consent = self.consent
-        replaced = [f for f in (self._files.get(normalize_path(p)) for p in overwrite) if f is not None]
-        deleted = [f for p in delete for f in self.files(p)]
+        replaced = [f for p in overwrite for f in self._existing(p, under=False)]
+        deleted = [f for p in delete for f in self._existing(p, under=True)]
         asked = {f.path: f for f in replaced + deleted if consent.asks(f.path, f.mtime)}
         if not asked:
             return
@@ -509,6 +509,14 @@ class Workspace:
             raise DeclinedError(request.declined(), request.paths)
         for file in asked.values():
             consent.mine(file.path, file.mtime)
+
+    def _existing(self, path: str, *, under: bool) -> list[WorkspaceFile]:
+        """The file at ``path`` (``under``: or the files under that folder)."""
+        try:
+            file = self._files.get(normalize_path(path))
+            return self.files(path) if under else [file] if file is not None else []
+        except WorkspaceError:
+            return []  # an invalid path: the write or delete itself refuses it, with its message
 
     # -- writing ----------------------------------------------------------------------------
 

@@ -163,14 +163,18 @@ async def test_the_python_copy_back_asks_once_and_keeps_a_declined_file() -> Non
     workspace, folder = await folder_workspace(asker)
     runner = PythonRunner()
     changes = {
-        "files": [{"path": "README.md", "data": b"rewritten"}, {"path": "out.txt", "data": b"result"}],
+        "files": [
+            {"path": "README.md", "data": b"rewritten"},
+            {"path": "out.txt", "data": b"result"},
+            {"path": "../outside.txt", "data": b"no"},  # refused by the write, as before
+        ],
         "deletes": ["notes.txt"],
     }
     written, deleted, problems = await runner._write_back(workspace, changes, "c1")
     (request,) = asker.asked
     assert request.tool == "python" and request.overwrite == ("README.md",) and request.delete == ("notes.txt",)
     assert [f.path for f in written] == ["out.txt"] and deleted == []
-    assert len(problems) == 1 and "The user declined" in problems[0]
+    assert len(problems) == 2 and "The user declined" in problems[0] and "'..' is not allowed" in problems[1]
     assert folder.files["README.md"].data == "mine\n" and folder.files["notes.txt"].data == "user notes\n"
     assert folder.files["out.txt"].data == "result"
 
