@@ -12,7 +12,7 @@ import { SessionList } from "./ui/sessions.js";
 import { pickModel } from "./ui/model-picker.js";
 import { askForKey } from "./ui/key-dialog.js";
 import { openSettings } from "./ui/settings.js";
-import { confirmDialog, promptDialog } from "./ui/dialogs.js";
+import { choiceDialog, confirmDialog, promptDialog } from "./ui/dialogs.js";
 import { toast, dismiss } from "./ui/toasts.js";
 import { lockSession, releaseSession } from "./ui/locks.js";
 import { requestPersistence } from "./ui/storage-status.js";
@@ -363,6 +363,11 @@ function buildUi() {
   on("catalog_changed", () => updateWelcome(true));
   on("panel", onPanel);
   on("confirm", async (p) => {
+    if (p.choices) {
+      const choice = await choiceDialog(p.message, { title: p.title, choices: p.choices });
+      py("answer", { id: p.id, ok: choice !== null, choice });
+      return;
+    }
     const ok = await confirmDialog(p.message, { title: p.title, confirmLabel: "Allow" });
     py("answer", { id: p.id, ok });
   });

@@ -108,7 +108,7 @@ class WebApp:
             except ValueError as error:
                 self.plugins.plugins.remove(plugin)
                 self.startup_notices.append(f"Plugin {plugin.name} could not be loaded: {error}")
-        self._questions: dict[str, asyncio.Future[bool]] = {}
+        self._questions: dict[str, asyncio.Future[str | None]] = {}
         self._warned_skipped = 0
         # Switches of the open session: the newest one started wins (an open of a long session
         # that ends after a later "new chat" must not put its session back), and the commands
@@ -309,6 +309,7 @@ class WebApp:
             plugins=self.plugins,
         )
         chat.confirm = self.ask
+        chat.host_extras["choose"] = self.choose
         chat.proxy_url = self._proxy_url()
         chat.host_extras["tool_settings"] = lambda: self.settings.get("toolSettings")
         # MCP sign-ins keep refreshed tokens in the key ring (py_agent/app/mcp_servers.py); only those names.
@@ -326,19 +327,28 @@ class WebApp:
 
     async def ask(self, title: str, message: str) -> bool:
         """Ask the user a yes/no question in a dialog of the page (for tools and plugins)."""
+        return await self.choose(title, message) is not None
+
+    async def choose(self, title: str, message: str, choices: Sequence[tuple[str, str]] = ()) -> str | None:
+        """Ask the user in a dialog of the page with the buttons ``choices`` (``(value, label)``;
+        the page's "Cancel" and "Allow" when empty, answering ``"ok"``): the value chosen, or
+        ``None`` when the dialog was closed."""
         question_id = f"q{len(self._questions) + 1}-{id(self)}"
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._questions[question_id] = future
-        self.emit("confirm", {"id": question_id, "title": title, "message": message})
+        payload: dict[str, Any] = {"id": question_id, "title": title, "message": message}
+        if choices:
+            payload["choices"] = [{"value": value, "label": label} for value, label in choices]
+        self.emit("confirm", payload)
         try:
             return await future
         finally:
             self._questions.pop(question_id, None)
 
-    def cmd_answer(self, id: str, ok: bool) -> dict[str, Any]:
+    def cmd_answer(self, id: str, ok: bool, choice: str | None = None) -> dict[str, Any]:
         future = self._questions.get(id)
         if future is not None and not future.done():
-            future.set_result(bool(ok))
+            future.set_result((choice if isinstance(choice, str) else "ok") if ok else None)
         return {}
 
     async def _show(self, chat: ChatSession, ticket: int) -> dict[str, Any]:

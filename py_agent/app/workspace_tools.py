@@ -25,6 +25,7 @@ from typing import Any
 from ..ai.abort import AbortSignal
 from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ..tools import FILE_TOOL_NAMES, make_workspace_tools
+from ..tools.consent import Asker, ConsentAnswer, ConsentRequest
 from ..tools.settings import ToolSettings
 from ..tools.workspace import Workspace, WorkspaceChange
 from .plugin_contract import Plugin, SessionExport, ToolHost
@@ -39,7 +40,16 @@ from .workspace_store import (
     workspace_platform,
 )
 
-__all__ = ["PANEL_ID", "SANDBOX_TOOL_NAMES", "WORKSPACE_EXPORT_TYPE", "make_tools", "settings_from", "workspace_plugin"]
+__all__ = [
+    "CONSENT_CHOICES",
+    "PANEL_ID",
+    "SANDBOX_TOOL_NAMES",
+    "WORKSPACE_EXPORT_TYPE",
+    "folder_asker",
+    "make_tools",
+    "settings_from",
+    "workspace_plugin",
+]
 
 SANDBOX_TOOL_NAMES = ("javascript", "python")
 PANEL_ID = "workspace"
@@ -92,6 +102,27 @@ def settings_from(value: Any) -> ToolSettings:
     return ToolSettings.from_json(value if isinstance(value, Mapping) else None)
 
 
+CONSENT_CHOICES: tuple[tuple[ConsentAnswer, str], ...] = (
+    ("deny", "Don't allow"),
+    ("allow_folder", "Allow for this folder in this session"),
+    ("allow", "Allow"),
+)
+"""The buttons of the dialog asked before a tool deletes or overwrites the user's files."""
+
+
+def folder_asker(choose: Any) -> Asker | None:
+    """The page's dialog (``choose(title, message, choices)``, :meth:`WebApp.choose`) as the
+    workspace's :class:`~py_agent.tools.consent.FolderConsent` asker; a closed dialog says no."""
+    if not callable(choose):
+        return None
+
+    async def ask(request: ConsentRequest) -> ConsentAnswer:
+        answer = await choose(request.title, request.message, CONSENT_CHOICES)
+        return next((value for value, _label in CONSENT_CHOICES if value == answer), "deny")
+
+    return ask
+
+
 def _show_written_files(host: ToolHost) -> Callable[[WorkspaceChange], None]:
     def on_change(change: WorkspaceChange) -> None:
         path = change.path or ""
@@ -108,6 +139,9 @@ def _show_written_files(host: ToolHost) -> Callable[[WorkspaceChange], None]:
 async def _factory(host: ToolHost) -> list[AgentTool]:
     workspace = await open_workspace(host.session_id)
     host.extras["workspace"] = workspace
+    asker = folder_asker(host.extras.get("choose"))
+    if asker is not None:
+        workspace.consent.asker = asker
     # Tools are built for the chat the page shows: the hosts of chats shown before are let go
     # (kept, they would keep those chats, agents and transcripts in memory for good).
     for session_id in [s for s in _hosts if s != host.session_id]:

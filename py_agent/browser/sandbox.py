@@ -23,7 +23,7 @@ from ..core.types import AgentTool, AgentToolResult, AgentToolUpdateCallback
 from ..tools._text import format_size, keep_tail
 from ..tools.files import ToolError
 from ..tools.settings import ToolSettings
-from ..tools.workspace import Workspace, WorkspaceError, WorkspaceFile
+from ..tools.workspace import DeclinedError, Workspace, WorkspaceError, WorkspaceFile
 
 __all__ = [
     "JAVASCRIPT_DESCRIPTION",
@@ -478,8 +478,19 @@ class PythonRunner:
         written: list[WorkspaceFile] = []
         deleted: list[str] = []
         problems: list[str] = []
-        for item in changes.get("files") or []:
+        items = changes.get("files") or []
+        deletes = [str(path) for path in changes.get("deletes") or []]
+        declined: set[str] = set()
+        try:  # one question for every user's file the run replaced or deleted (in a folder)
+            await workspace.confirm_changes([str(item.get("path", "")) for item in items], deletes, source="python")
+        except DeclinedError as error:
+            declined = set(error.paths)
+            problems.append(str(error))
+        for item in items:
             path = str(item.get("path", ""))
+            if path in declined:
+                self._synced.pop(path, None)  # the interpreter gets the folder's version back next run
+                continue
             try:
                 raw = bytes(item["data"])
                 data = _as_workspace_data(raw, workspace.get(path))
@@ -490,13 +501,13 @@ class PythonRunner:
                 continue
             written.append(file)
             self._synced[file.path] = file
-        for path in changes.get("deletes") or []:
+        for path in deletes:
             try:
-                if await workspace.delete(str(path), source="python", change=change):
-                    deleted.append(str(path))
+                if path not in declined and await workspace.delete(path, source="python", change=change):
+                    deleted.append(path)
             except WorkspaceError as error:
                 problems.append(f"not deleted: {error}")
-            self._synced.pop(str(path), None)
+            self._synced.pop(path, None)
         return written, deleted, problems
 
     def forget(self) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .consent import ASKING_SOURCES, ConsentRequest, FolderConsent
 from .history import ChangeHistory
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "WORKSPACE_CUSTOM_TYPE",
     "WORKSPACE_EXPORT_VERSION",
     "WORKSPACE_ROOT",
+    "DeclinedError",
     "FolderStore",
     "MemoryWorkspaceStore",
     "StaleFileError",
@@ -314,6 +316,14 @@ class StaleFileError(WorkspaceError):
     """The agent would change a file that changed since it last read it."""
 
 
+class DeclinedError(WorkspaceError):
+    """The user did not allow a tool to delete or overwrite their files (``paths``)."""
+
+    def __init__(self, message: str, paths: Iterable[str]) -> None:
+        super().__init__(message)
+        self.paths = tuple(paths)
+
+
 @dataclass
 class Workspace:
     """A session's files in memory, written through to ``store``.
@@ -326,6 +336,8 @@ class Workspace:
     limits: WorkspaceLimits = field(default_factory=WorkspaceLimits)
     history: ChangeHistory = field(default_factory=ChangeHistory)
     """The agent's changes, kept for undo (with the session)."""
+    consent: FolderConsent = field(default_factory=FolderConsent)
+    """Asks the user before a tool deletes or overwrites their files in a folder."""
     _files: dict[str, WorkspaceFile] = field(default_factory=dict, init=False, repr=False)
     _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _listeners: list[WorkspaceListener] = field(default_factory=list, init=False, repr=False)
@@ -365,6 +377,7 @@ class Workspace:
         object, so the tools built over it follow."""
         async with self._store_lock():
             self.store = store
+        self.consent.reset()
         await self.reload()
 
     @property
@@ -468,6 +481,43 @@ class Workspace:
     def total_bytes(self) -> int:
         return sum(f.size for f in self._files.values())
 
+    # -- asking the user first ----------------------------------------------------------------
+
+    async def confirm_changes(
+        self, overwrite: Iterable[str] = (), delete: Iterable[str] = (), *, source: str | None
+    ) -> None:
+        """Ask the user before ``source`` (a tool) overwrites or deletes (a folder: what it holds)
+        their files, in a folder: files that exist and the agent did not write itself in this
+        session (docs/folders.md). Raises :class:`DeclinedError` when the user says no; the
+        files allowed count as the agent's from then on. Stored workspaces never ask."""
+        folder = self.folder
+        if folder is None or source not in ASKING_SOURCES:
+            return
+        consent = self.consent
+        replaced = [f for p in overwrite for f in self._existing(p, under=False)]
+        deleted = [f for p in delete for f in self._existing(p, under=True)]
+        asked = {f.path: f for f in replaced + deleted if consent.asks(f.path, f.mtime)}
+        if not asked:
+            return
+        request = ConsentRequest(
+            folder.name,
+            source,
+            tuple(dict.fromkeys(f.path for f in replaced if f.path in asked)),
+            tuple(dict.fromkeys(f.path for f in deleted if f.path in asked)),
+        )
+        if not await consent.ask(request):
+            raise DeclinedError(request.declined(), request.paths)
+        for file in asked.values():
+            consent.mine(file.path, file.mtime)
+
+    def _existing(self, path: str, *, under: bool) -> list[WorkspaceFile]:
+        """The file at ``path`` (``under``: or the files under that folder)."""
+        try:
+            file = self._files.get(normalize_path(path))
+            return self.files(path) if under else [file] if file is not None else []
+        except WorkspaceError:
+            return []  # an invalid path: the write or delete itself refuses it, with its message
+
     # -- writing ----------------------------------------------------------------------------
 
     def _check_write(self, path: str, data: str | bytes) -> None:
@@ -514,6 +564,7 @@ class Workspace:
             raise WorkspaceError(f"Invalid content for {path}: expected text or bytes")
         normalized = normalize_path(path)
         self._check_write(normalized, data)
+        await self.confirm_changes([normalized], source=source)
         file = WorkspaceFile(normalized, bytes(data) if isinstance(data, bytes) else data, mtime or now_ms())
         async with self._store_lock():
             old = self._files.get(normalized)
@@ -524,6 +575,11 @@ class Workspace:
             self._files[normalized] = file
         if source in AGENT_SOURCES:
             self._seen[normalized] = file.mtime
+        # The agent's own file from now on, unless an edit changed part of a user's file.
+        if source in AGENT_SOURCES and (source != "edit" or old is None or self.consent.owns(old.path, old.mtime)):
+            self.consent.mine(normalized, file.mtime)
+        else:
+            self.consent.forget(normalized)
         if change is not None:
             await self.history.record(change, normalized, old.data if old else None, file.data)
         self._notify(WorkspaceChange("write", normalized, source))
@@ -536,6 +592,7 @@ class Workspace:
         targets = [normalized] if normalized in self._files else [f.path for f in self.files(normalized)]
         if not targets:
             return False
+        await self.confirm_changes(delete=targets, source=source)
         async with self._store_lock():
             for target in targets:
                 try:
@@ -544,6 +601,7 @@ class Workspace:
                     raise WorkspaceError(f"Could not delete {target}: {error}") from error
                 old = self._files.pop(target, None)
                 self._seen.pop(target, None)
+                self.consent.forget(target)
                 if change is not None and old is not None:
                     await self.history.record(change, target, old.data, None)
         for target in targets:

@@ -11,6 +11,8 @@ small project, which the test reads and changes through its own handle:
 - the `python` tool reads a CSV from the folder and writes a result into it; a file it did not
   touch keeps its lastModified;
 - a file changed through the handle between two tool calls is what the second `read` returns;
+- the model's `write` over the user's README.md asks first: "Don't allow" leaves it as it was and
+  the tool result says the user declined; "Allow" writes it;
 - after a reload (permission back to "prompt", as Chromium does) "Allow access to my-project again"
   is offered, and once allowed the tools work on the folder again;
 - "Close folder" goes back to the stored workspace, which holds what the agent wrote;
@@ -228,6 +230,33 @@ def test_a_change_made_outside_is_what_the_next_read_returns(app: App, mock: Moc
     results = sent_results(mock)
     assert "changed in an editor" in results["rd3"]
     assert "new_module.py" in results["fd3"]
+
+
+def test_overwriting_a_users_file_asks_first(app: App, mock: MockProviderServer, axe_source: str) -> None:
+    page = app.page
+    before = disk(app)["README.md"]
+    for answer, call in (("Don't allow", "ow1"), ("Allow", "ow2")):
+        mock.script(
+            [
+                {"tool_calls": [{"id": call, "name": "write", "arguments": {"path": "README.md", "content": "new\n"}}]},
+                {"text": f"Done: {call}"},
+            ]
+        )
+        app.type_and_enter(f"overwrite the readme ({call})")
+        dialog = page.get_by_role("dialog", name="Allow this change to your files?")
+        dialog.wait_for(timeout=120_000)
+        assert "The agent wants to overwrite README.md in my-project" in dialog.inner_text()
+        assert dialog.get_by_role("button", name="Allow for this folder in this session").is_visible()
+        if answer == "Don't allow":
+            assert axe_violations(page, axe_source) == []
+        dialog.get_by_role("button", name=answer, exact=True).click()
+        page.locator("#transcript .msg.assistant", has_text=f"Done: {call}").wait_for(timeout=120_000)
+        app.wait_idle(timeout=60_000)
+        if answer == "Don't allow":
+            assert "The user declined" in sent_results(mock)[call]
+            assert disk(app)["README.md"] == before  # same bytes, same lastModified
+    assert "Successfully wrote" in sent_results(mock)["ow2"]
+    assert disk(app)["README.md"][0] == "new\n"
 
 
 def test_after_a_reload_access_is_asked_again_then_the_tools_work(

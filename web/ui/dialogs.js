@@ -59,6 +59,29 @@ export async function confirmDialog(text, { title = "Are you sure?", confirmLabe
 }
 
 /**
+ * A question with its own buttons (the first one the safe answer, focused; the last one the
+ * primary): the value chosen, or null when the dialog was closed.
+ * @param {string} text
+ * @param {{title?: string, choices: {value: string, label: string}[]}} options
+ * @returns {Promise<string | null>}
+ */
+export async function choiceDialog(text, { title, choices }) {
+  const { dialog, body } = createDialog({ title, className: "small-dialog" });
+  const buttons = choices.map(({ value, label }, i) => {
+    const kind = i === 0 ? "ghost" : i === choices.length - 1 ? "primary" : "";
+    const button = h("button", { type: "button", class: `btn ${kind}`.trim(), text: label });
+    button.addEventListener("click", () => dialog.close(`choice:${value}`));
+    return button;
+  });
+  body.append(h("p", {}, text), h("div", { class: "dialog-actions" }, ...buttons));
+  const result = showModal(dialog);
+  buttons[0].focus();
+  const answer = await result;
+  dialog.remove();
+  return answer.startsWith("choice:") ? answer.slice("choice:".length) : null;
+}
+
+/**
  * @param {string} text
  * @param {{title?: string, value?: string, label?: string, confirmLabel?: string}} [options]
  */
