@@ -232,6 +232,30 @@ def test_a_change_made_outside_is_what_the_next_read_returns(app: App, mock: Moc
     assert "new_module.py" in results["fd3"]
 
 
+def test_a_stale_edit_is_refused_and_an_edit_undone_from_its_card_restores_the_folders_bytes(
+    app: App, mock: MockProviderServer
+) -> None:
+    edit = {"path": "src/app.py", "edits": [{"oldText": "editor", "newText": "agent"}]}
+    run_tools(app, mock, [{"id": "rd4", "name": "read", "arguments": {"path": "src/app.py"}}], "read before editing")
+    app.page.evaluate(WRITE, ["src/app.py", "print('changed in an editor again')\n"])
+    run_tools(app, mock, [{"id": "ed4", "name": "edit", "arguments": edit}], "edit it now")
+    assert "was modified since you last read it" in sent_results(mock)["ed4"]
+    assert disk(app)["src/app.py"][0] == "print('changed in an editor again')\n"  # not overwritten
+
+    run_tools(app, mock, [{"id": "rd5", "name": "read", "arguments": {"path": "src/app.py"}}], "read it once more")
+    run_tools(app, mock, [{"id": "ed5", "name": "edit", "arguments": edit}], "edit it after reading")
+    assert disk(app)["src/app.py"][0] == "print('changed in an agent again')\n"
+
+    page = app.page
+    cards = page.locator("#transcript details.tool").filter(has=page.locator(".tool-title", has_text="edit"))
+    card = cards.last
+    if card.get_attribute("open") is None:
+        card.locator("summary").click()
+    card.get_by_role("button", name="Undo").click()
+    card.get_by_role("status").filter(has_text="Undone: src/app.py restored.").wait_for(timeout=30_000)
+    assert disk(app)["src/app.py"][0] == "print('changed in an editor again')\n"  # the previous bytes, on disk
+
+
 def test_overwriting_a_users_file_asks_first(app: App, mock: MockProviderServer, axe_source: str) -> None:
     page = app.page
     before = disk(app)["README.md"]
@@ -293,6 +317,7 @@ def test_after_a_reload_access_is_asked_again_then_the_tools_work(
         "after-reload.txt",
         "notes/plan.md",
         "out/total.txt",
+        "src/app.py",  # edited (and its edit undone) by the agent
         "uploaded.txt",
         "uploads/brief.txt",
     ]
