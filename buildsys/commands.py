@@ -178,9 +178,10 @@ def cmd_test(args: Sequence[str]) -> int:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)
     else:
         rc = quick_lane_with_coverage(python, env, failed)
-        # One browser at a time: with two Chromiums booting the page side by side on two cores, renderers
-        # crashed with nothing in Chromium's log (two runs of two, 2026-12-05); one at a time, none did.
-        rest = ["-m", NEEDS_ANY, "--durations=25"]
+        # Every module on one worker (its browser and booted page are module fixtures), modules over
+        # every core. (The renderer crashes once blamed on two Chromiums side by side were Chromium's
+        # heap profiler, now off: docs/web-architecture.md, "A crash that is Chromium's".)
+        rest = ["-m", NEEDS_ANY, "-n", "auto", "--dist", "loadfile", "--durations=25"]
         rc = run_pytest("pytest (the rest)", runner, rest, env, failed) or rc
     if failed:
         print_machine_state()

@@ -102,6 +102,31 @@ STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see s
 STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
 
 CHROMIUM_DEFAULT = "/usr/bin/chromium"
+# Chromium's heap profiler ("HeapProfilerReporting"), which Chromium turns on at random for some
+# browser sessions, passes `--subproc-heap-profiling` to their renderers; its frame-pointer stack
+# walk then reads past the end of the WebAssembly stacks Pyodide runs Python on (JSPI) and the
+# renderer dies of SIGSEGV ("Target crashed", about once per full test run; the evidence is in
+# docs/web-architecture.md, "A crash that is Chromium's"). Chromium keeps only the last
+# `--disable-features`, so this list repeats Playwright's (tests/test_chromium_args.py checks it).
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+CHROMIUM_DISABLED_FEATURES = (*PLAYWRIGHT_DISABLED_FEATURES, "HeapProfilerReporting")
 # How the tests and benchmarks start Chromium headless on a machine with no network and maybe a small
 # /dev/shm (containers often give 64 MB, and a page that outgrows it crashes its renderer): shared
 # memory in /tmp instead, and none of Chromium's own background connections.
@@ -114,6 +139,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    "--disable-features=" + ",".join(CHROMIUM_DISABLED_FEATURES),
 ]
 MIN_NODE_MAJOR = 18
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minidumps import minidumps_since
 from web_app_helpers import serve_folder
 
 import build
@@ -153,11 +155,13 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     # Where this test's part of its module's log starts (the fixtures' steps included).
     log = item.module.__dict__.get("__chromium_log__") if item.module else None
     item.stash[LOG_START] = log.stat().st_size if isinstance(log, Path) and log.exists() else 0
+    item.stash[STARTED_AT] = time.time()
     crashed_pages.clear()
     return (yield)
 
 
 LOG_START = pytest.StashKey[int]()
+STARTED_AT = pytest.StashKey[float]()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -174,7 +178,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         causes = crash_causes(log, start)
         if causes or crashed_pages:
             cause = "; ".join(causes) or "not in Chromium's log (see below)"
-            report.sections.append(("Renderer crash", f"Pages crashed: {crashed_pages or 'none seen'}\nCause: {cause}"))
+            # A crash by a signal leaves no cause in the log, only a minidump (tests/browser/minidumps.py).
+            dumps = "\n".join(dump.describe() for dump in minidumps_since(item.stash.get(STARTED_AT, time.time())))
+            text = f"Pages crashed: {crashed_pages or 'none seen'}\nCause: {cause}\nMinidumps: {dumps or 'none'}"
+            report.sections.append(("Renderer crash", text))
         steps = last_steps(log, start)
         if steps:
             report.sections.append(("The test's last steps (Playwright, pw:api)", steps))
