@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_app_helpers import open_app, serve_folder
+from web_app_helpers import JSPI_CHECK, open_app, serve_folder
 
 OFFLINE_READY_TIMEOUT_MS = 180_000
 
@@ -139,6 +139,8 @@ import os, sys
 [sys._emscripten_info.runtime, repr((sys.executable, sys.orig_argv, sorted(os.environ.items())))]`).toJs()""")
         assert runtime == page.evaluate("() => navigator.userAgent")
         assert "this.program" in program and "snapshot.mjs" not in program, program
+        # A restored Python runs on the thread's own stack too (JSPI_CHECK).
+        assert page.evaluate(JSPI_CHECK) == [False, True]
 
         app.type_and_enter("Show me what this app can do")
         page.locator("#transcript .msg.assistant:not(.streaming) table").wait_for(timeout=60_000)

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from web_app_helpers import JSPI_CHECK
 
 import build
 
@@ -47,6 +48,10 @@ def test_page_boots_and_imports_py_agent(built_site: Path, serve: Serve, visit) 
     # The booted interpreter is exposed to the page's other modules, with py_agent imported.
     version = run.page.evaluate("() => window.pyAgent.pyodide.runPython('import py_agent; py_agent.__version__')")
     assert version == build.py_agent_version()
+    # Python runs on the thread's own stack: no WebAssembly stack switching (JSPI), whose stacks
+    # Chromium's heap profiler walks off (docs/web-architecture.md, "A crash that is Chromium's");
+    # the page's WebAssembly has it back once Python has started.
+    assert run.page.evaluate(JSPI_CHECK) == [False, True]
 
     errors = [text for kind, text in run.console if kind == "error"]
     assert not errors and not run.page_errors, f"console errors: {errors} page errors: {run.page_errors}"

@@ -109,6 +109,10 @@ class App:
         )
 
 
+# [the page's Python started with WebAssembly stack switching (JSPI), the page's WebAssembly has it]
+JSPI_CHECK = "() => [window.pyAgent.pyodide._module.jspiSupported, 'Suspending' in WebAssembly]"
+
+
 def open_blank_page(browser: Any, base: str, name: str) -> Any:
     """A page on an empty document at ``base``/``name`` (the site's origin, so its modules import),
     for tests that drive the page's own modules without the app."""

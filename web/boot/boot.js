@@ -32,7 +32,7 @@ import {
 import { firstScreenShown } from "./first-screen.js";
 import { appScriptsFault, checkRuntimeFiles, faultError, hostFault, responseFault } from "./host-faults.js";
 import { installPackageFiles } from "./install.js";
-import { acceptAnyWasmType, afterStart, bootPython, PYTHON_ENV, stdlibOptions } from "./runtime.js";
+import { acceptAnyWasmType, afterStart, bootPython, hideStackSwitching, PYTHON_ENV, stdlibOptions } from "./runtime.js";
 import {
   deleteSnapshot,
   enableOffline,
@@ -219,6 +219,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     mark("runtime compiled");
     unpacking.compile();
   });
+  const showStackSwitching = hideStackSwitching();
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
@@ -280,6 +281,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     });
   } finally {
     wasm.restore();
+    showStackSwitching();
     stopWatching();
     unpacking.compile();
   }

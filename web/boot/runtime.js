@@ -75,6 +75,32 @@ export function acceptAnyWasmType(scope = globalThis) {
 }
 
 /**
+ * Hides WebAssembly's stack switching (JSPI) from the Pyodide about to load in `scope`, which then
+ * runs Python on the thread's own stack; returns what puts it back (Pyodide decides once, as it
+ * loads). Chromium's heap profiler, which Chromium turns on for some sessions at random, walks a
+ * stack by its frame pointers and reads past the end of a JSPI stack: the renderer dies with the
+ * page (docs/web-architecture.md, "A crash that is Chromium's"). The app's Python and the
+ * snapshot's never block on a promise, so they need no stack switching; the python tool's
+ * interpreter (web/sandbox/py-worker.js, another process) keeps it for `asyncio.run`.
+ * @param {any} [scope]
+ * @returns {() => void}
+ */
+export function hideStackSwitching(scope = globalThis) {
+  const wasm = scope.WebAssembly;
+  /** @type {[string, PropertyDescriptor][]} */
+  const hidden = [];
+  for (const name of ["Suspending", "promising", "Suspender"]) {
+    const descriptor = Object.getOwnPropertyDescriptor(wasm, name);
+    if (!descriptor) continue;
+    hidden.push([name, descriptor]);
+    delete wasm[name];
+  }
+  return () => {
+    for (const [name, descriptor] of hidden) Object.defineProperty(wasm, name, descriptor);
+  };
+}
+
+/**
  * Right after loadPyodide: the scheduler that keeps the page responsive (below).
  * @param {Pyodide} pyodide
  */

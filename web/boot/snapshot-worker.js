@@ -10,7 +10,7 @@
 //
 // Message in: SnapshotRequest; message out: SnapshotReply (web/boot/messages.js).
 
-import { acceptAnyWasmType, PYTHON_ENV, stdlibOptions } from "./runtime.js";
+import { acceptAnyWasmType, hideStackSwitching, PYTHON_ENV, stdlibOptions } from "./runtime.js";
 import { makeSnapshotOf, snapshotResponse } from "./snapshot.js";
 import { startUnpacking } from "./unpack.js";
 
@@ -18,6 +18,7 @@ import { startUnpacking } from "./unpack.js";
 /** @typedef {import("./messages.js").SnapshotReply} SnapshotReply */
 
 acceptAnyWasmType(); // .wasm served as application/octet-stream
+hideStackSwitching(); // as for the page's Pyodide (runtime.js)
 
 /**
  * @param {SnapshotReply} reply
