@@ -1,3 +1,4 @@
+// @ts-check
 // The page's entry to the in-page tools: the sandboxes of the javascript and python tools, the
 // workspace database, the Files panel (web/files/), the tool renderers and grep's search worker. Python
 // reaches them through globalThis.pyAgentSandbox (py_agent/browser/sandbox.py loads this module when

@@ -1,3 +1,4 @@
+// @ts-check
 // The in-page tools' part of the chat page (imported from web/plugins.js): the "workspace" side
 // panel and the cards of the tool calls, through the page's extension points (ui/extensions.js).
 //
@@ -13,12 +14,21 @@ import "./index.js";
 
 export const PANEL_ID = "workspace";
 
+/** @type {HTMLElement | null} */
 let container = null;
+/** @type {((message: unknown) => void) | null} */
 let send = null;
+/** @type {WorkspacePreview | null} */
 let preview = null;
+/** @type {string | null} */
 let shownSession = null;
+/** @type {Promise<void> | null} */
 let loading = null;
 
+/**
+ * @param {string} sessionId
+ * @param {string | null} select the file to select once shown, if any
+ */
 async function show(sessionId, select) {
   if (sessionId !== shownSession || !preview) {
     shownSession = sessionId;
@@ -69,6 +79,6 @@ for (const name of TOOL_NAMES) {
 }
 
 document.addEventListener("py-agent:open-file", (event) => {
-  const path = event.detail?.path;
+  const path = /** @type {CustomEvent} */ (event).detail?.path;
   if ((typeof path === "string" || path === null) && send) send({ type: "open", path }); // null: the panel as it is
 });

@@ -1,16 +1,24 @@
+// @ts-check
 // The one channel between the page and Python (py_agent/app/controller.py): `py(command, args)` calls
 // WebApp.dispatch with JSON and resolves with its JSON result; Python's events arrive through
 // `on(kind, handler)`. Nothing else of the page talks to the interpreter.
 
+/** @type {((command: string, argsJson: string) => Promise<string>) | null} */
 let dispatch = null;
+/** @type {(value?: unknown) => void} */
 let connected = null;
 // Commands sent while Python starts (the page is drawn before it is ready) wait for it.
 const connecting = new Promise((resolve) => {
   connected = resolve;
 });
+/** @type {Map<string, Set<(payload: any) => void>>} */
 const handlers = new Map();
 
 export class CommandError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} [kind] the Python error's kind, when it has one
+   */
   constructor(message, kind) {
     super(message);
     this.name = "CommandError";
@@ -18,6 +26,7 @@ export class CommandError extends Error {
   }
 }
 
+/** @param {(command: string, argsJson: string) => Promise<string>} dispatchFn */
 export function connect(dispatchFn) {
   dispatch = dispatchFn;
   connected();
@@ -32,6 +41,11 @@ export function pythonReady() {
 // command and every event handled is recorded there as [name, start, end] (performance.now()).
 const trace = () => globalThis.pyAgentTrace;
 
+/**
+ * @param {string} command
+ * @param {Record<string, unknown>} [args]
+ * @returns {Promise<any>} the command's JSON result
+ */
 export async function py(command, args = {}) {
   if (!dispatch) await connecting;
   const start = trace() && performance.now();
@@ -42,6 +56,11 @@ export async function py(command, args = {}) {
   return result;
 }
 
+/**
+ * @param {string} kind
+ * @param {(payload: any) => void} handler
+ * @returns {() => boolean} removes the handler
+ */
 export function on(kind, handler) {
   if (!handlers.has(kind)) handlers.set(kind, new Set());
   handlers.get(kind).add(handler);
@@ -49,6 +68,10 @@ export function on(kind, handler) {
 }
 
 // Called by Python (see py_agent/browser/main.py): `kind` and a JSON payload string.
+/**
+ * @param {string} kind
+ * @param {string} payloadJson
+ */
 export function receive(kind, payloadJson) {
   let payload;
   try {
