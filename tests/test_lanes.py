@@ -231,13 +231,11 @@ NOT_YET_TYPE_CHECKED = {
     "files/preview.js",
     "sandbox/folder.js",
     "sandbox/renderers.js",
-    "sandbox/workspace-db.js",
     "sw.js",
     "ui/agents-settings.js",
     "ui/chat.js",
     "ui/dom.js",
     "ui/markdown.js",
-    "ui/provider-transfer.js",
     "ui/settings.js",
     "ui/subagents.js",
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Settings → Custom providers: export the providers (and their models' descriptions) to a JSON file
 // and import one back. The checks and the merge are py_agent/app/provider_transfer.py's.
 
@@ -6,6 +7,11 @@ import { createDialog, showModal } from "./dialogs.js";
 import { py } from "./bridge.js";
 
 // Same names as saved providers: replace them, keep the saved ones, or import nothing.
+/**
+ * @param {string[]} names the file's providers already saved
+ * @param {number} count how many providers the file has
+ * @returns {Promise<string>} "replace", "keep", or another value (cancel, Escape): import nothing
+ */
 async function askAboutClashes(names, count) {
   const { dialog, body } = createDialog({ title: "Providers already saved", className: "small-dialog" });
   const list = names.join(", ");
@@ -31,6 +37,10 @@ async function askAboutClashes(names, count) {
   return value;
 }
 
+/**
+ * @param {{ count: number, rerender: () => Promise<unknown> | unknown }} options how many custom providers are
+ *   saved, and how to draw the list again after an import
+ */
 export function providerTransfer({ count, rerender }) {
   const status = h("p", { class: "muted small", role: "status", id: "provider-transfer-status" });
   const withKeys = h("input", { type: "checkbox", id: "export-with-keys" });
