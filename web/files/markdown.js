@@ -1,12 +1,22 @@
+// @ts-check
 // A small Markdown to HTML converter for the workspace preview. Its output is only ever shown
 // inside the sandboxed preview frame (preview.html), never inserted into the page; it escapes
 // all HTML in the source anyway and keeps only http(s), mailto, relative and #fragment links.
 
+/** @type {Record<string, string>} */
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+/**
+ * @param {unknown} text
+ * @returns {string}
+ */
 export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
+/**
+ * @param {string} url
+ * @returns {string | null} the URL, or null when its scheme is not one kept
+ */
 function safeUrl(url) {
   const trimmed = url.trim();
   if (/^(https?:|mailto:)/i.test(trimmed) || /^[#./]/.test(trimmed) || !/^[a-z][a-z0-9+.-]*:/i.test(trimmed)) {
@@ -15,8 +25,13 @@ function safeUrl(url) {
   return null;
 }
 
+/**
+ * @param {string} text
+ * @returns {string}
+ */
 function inline(text) {
   // Code spans first, kept aside so nothing inside them is formatted.
+  /** @type {string[]} */
   const codes = [];
   let out = text.replace(/`([^`]+)`/g, (_, code) => {
     codes.push(`<code>${escapeHtml(code)}</code>`);
@@ -41,6 +56,10 @@ function inline(text) {
   return out.replace(/\u0000(\d+)\u0000/g, (_, i) => codes[Number(i)]);
 }
 
+/**
+ * @param {string} line
+ * @returns {string[]}
+ */
 function tableRow(line) {
   return line
     .trim()
@@ -50,10 +69,16 @@ function tableRow(line) {
     .map((cell) => cell.trim());
 }
 
-/** Markdown source -> an HTML fragment (escaped). */
+/**
+ * Markdown source -> an HTML fragment (escaped).
+ * @param {unknown} source
+ * @returns {string}
+ */
 export function markdownToHtml(source) {
   const lines = String(source).replace(/\r\n?/g, "\n").split("\n");
+  /** @type {string[]} */
   const html = [];
+  /** @type {string[]} */
   let paragraph = [];
   const endParagraph = () => {
     if (paragraph.length) html.push(`<p>${inline(paragraph.join(" "))}</p>`);
@@ -64,6 +89,7 @@ export function markdownToHtml(source) {
     const fence = line.match(/^\s*(```|~~~)\s*([\w+-]*)/);
     if (fence) {
       endParagraph();
+      /** @type {string[]} */
       const body = [];
       for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) body.push(lines[i]);
       const lang = fence[2] ? ` class="language-${escapeHtml(fence[2])}"` : "";
@@ -83,6 +109,7 @@ export function markdownToHtml(source) {
     }
     if (/^\s*>/.test(line)) {
       endParagraph();
+      /** @type {string[]} */
       const quoted = [];
       for (; i < lines.length && /^\s*>/.test(lines[i]); i++) quoted.push(lines[i].replace(/^\s*>\s?/, ""));
       i--;
@@ -93,6 +120,7 @@ export function markdownToHtml(source) {
     if (item) {
       endParagraph();
       const ordered = /\d/.test(item[1]);
+      /** @type {string[]} */
       const items = [];
       for (; i < lines.length; i++) {
         const m = lines[i].match(/^\s*([-*+]|\d+[.)])\s+(.*)$/);
@@ -119,6 +147,7 @@ export function markdownToHtml(source) {
     ) {
       endParagraph();
       const head = tableRow(line);
+      /** @type {string[][]} */
       const rows = [];
       for (i += 2; i < lines.length && lines[i].includes("|") && lines[i].trim(); i++) rows.push(tableRow(lines[i]));
       i--;
