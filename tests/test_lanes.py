@@ -228,7 +228,6 @@ NOT_YET_TYPE_CHECKED = {
     "app.js",
     "files/folder-bar.js",
     "files/preview.js",
-    "sandbox/folder.js",
     "sandbox/renderers.js",
     "sw.js",
     "ui/agents-settings.js",

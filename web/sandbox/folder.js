@@ -1,3 +1,4 @@
+// @ts-check
 // A folder on the user's disk as a session's workspace (the File System Access API: Chromium).
 //
 // Python's FolderWorkspaceStore (py_agent/browser/folder.py) reads and writes the folder through
@@ -24,7 +25,9 @@ export function pick() {
   return window.showDirectoryPicker({ id: "py-agent-folder", mode: "readwrite" });
 }
 
+/** @type {Promise<IDBDatabase> | null} */
 let opening = null;
+/** @returns {Promise<IDBDatabase>} */
 function db() {
   opening ??= new Promise((resolve, reject) => {
     const request = indexedDB.open(DB_NAME, 1);
@@ -38,6 +41,12 @@ function db() {
   return opening;
 }
 
+/**
+ * @template T
+ * @param {IDBTransactionMode} mode
+ * @param {(store: IDBObjectStore) => IDBRequest<T>} work
+ * @returns {Promise<T>} the request's result once the transaction is done
+ */
 async function store(mode, work) {
   const tx = (await db()).transaction(STORE, mode);
   const request = work(tx.objectStore(STORE));
@@ -48,18 +57,36 @@ async function store(mode, work) {
   return request.result;
 }
 
+/**
+ * @param {unknown} session
+ * @param {FileSystemDirectoryHandle} handle
+ */
 export const remember = (session, handle) =>
   store("readwrite", (s) => s.put({ handle, name: handle.name }, String(session)));
-/** The session's folder: {handle, name}, or undefined. */
+/**
+ * The session's folder: {handle, name}, or undefined.
+ * @param {unknown} session
+ * @returns {Promise<{ handle: FileSystemDirectoryHandle, name: string } | undefined>}
+ */
 export const recall = (session) => store("readonly", (s) => s.get(String(session)));
+/** @param {unknown} session */
 export const forget = (session) => store("readwrite", (s) => s.delete(String(session)));
 
-/** "granted", "prompt" or "denied" for reading and writing. */
+/**
+ * "granted", "prompt" or "denied" for reading and writing.
+ * @param {FileSystemDirectoryHandle} handle
+ */
 export const permission = (handle) => handle.queryPermission({ mode: "readwrite" });
-/** Asks the user (needs a click); resolves to the new state. */
+/**
+ * Asks the user (needs a click); resolves to the new state.
+ * @param {FileSystemDirectoryHandle} handle
+ */
 export const allow = (handle) => handle.requestPermission({ mode: "readwrite" });
 
-/** Whether the folder is still there (gone or renamed: a NotFoundError; other errors are said when it is read). */
+/**
+ * Whether the folder is still there (gone or renamed: a NotFoundError; other errors are said when it is read).
+ * @param {FileSystemDirectoryHandle} handle
+ */
 export async function reachable(handle) {
   try {
     for await (const _ of handle.keys()) break;
@@ -69,7 +96,14 @@ export async function reachable(handle) {
   }
 }
 
-/** `work(item)` for every item, `width` at a time (the API's calls are slow one by one, fast together). */
+/**
+ * `work(item)` for every item, `width` at a time (the API's calls are slow one by one, fast together).
+ * @template I, R
+ * @param {I[]} items
+ * @param {(item: I) => Promise<R>} work
+ * @param {number} [width]
+ * @returns {Promise<R[]>} the results in the items' order
+ */
 async function together(items, work, width = 64) {
   const results = new Array(items.length);
   let next = 0;
@@ -89,22 +123,33 @@ async function together(items, work, width = 64) {
  * Only new and changed files (size or lastModified differ) are read; at most `maxFiles` files of
  * up to `maxFileBytes`, `maxTotalBytes` in all, are taken in path order (the rest are counted in
  * `capped`).
+ * @param {FileSystemDirectoryHandle} handle
+ * @param {Record<string, [number, number]>} [known]
+ * @param {{ maxFiles?: number, maxFileBytes?: number, maxTotalBytes?: number }} [limits]
  */
 export async function scan(
   handle,
   known = {},
   { maxFiles = 10_000, maxFileBytes = 25 * 1024 * 1024, maxTotalBytes = 200 * 1024 * 1024 } = {},
 ) {
+  /** @type {[string, FileSystemFileHandle][]} */
   const entries = [];
+  /** @type {string[]} */
   const skipped = [];
+  /**
+   * @param {FileSystemDirectoryHandle} folder
+   * @param {string} prefix
+   * @returns {Promise<void>}
+   */
   const walk = async (folder, prefix) => {
+    /** @type {Promise<void>[]} */
     const below = [];
     for await (const [name, entry] of folder.entries()) {
       const path = prefix + name;
       if (entry.kind === "file") {
-        if (!name.endsWith(SWAP)) entries.push([path, entry]);
+        if (!name.endsWith(SWAP)) entries.push([path, /** @type {FileSystemFileHandle} */ (entry)]);
       } else if (SKIPPED_FOLDERS.includes(name)) skipped.push(path);
-      else below.push(walk(entry, `${path}/`).catch(() => {})); // a folder removed meanwhile: gone
+      else below.push(walk(/** @type {FileSystemDirectoryHandle} */ (entry), `${path}/`).catch(() => {})); // a folder removed meanwhile: gone
     }
     await Promise.all(below);
   };
@@ -114,7 +159,9 @@ export async function scan(
   let capped = entries.length - taken.length;
   // A file deleted between the listing and getFile() (an editor's temporary file) is not there.
   const files = await together(taken, ([, entry]) => entry.getFile().catch(() => null));
+  /** @type {Set<string>} */
   const seen = new Set();
+  /** @type {[string, File][]} */
   const wanted = [];
   let total = 0;
   taken.forEach(([path], index) => {
@@ -142,6 +189,12 @@ export async function scan(
   return { changed, gone, skipped: skipped.sort(), capped };
 }
 
+/**
+ * @param {FileSystemDirectoryHandle} handle
+ * @param {string} path
+ * @param {boolean} create
+ * @returns {Promise<[FileSystemDirectoryHandle, string]>} the folder that holds `path`, and the file's name
+ */
 async function parentOf(handle, path, create) {
   const parts = path.split("/");
   const name = parts.pop();
@@ -154,6 +207,11 @@ async function parentOf(handle, path, create) {
  * Writes `data` (Uint8Array) at `path`, folders created; resolves to [size, lastModified]. Unless
  * `replace`, a file already there (one the workspace did not read: over its limits, or in a folder
  * it skips) is not overwritten: rejects with a sentence that says so.
+ * @param {FileSystemDirectoryHandle} handle
+ * @param {string} path
+ * @param {Uint8Array<ArrayBuffer>} data
+ * @param {boolean} replace
+ * @returns {Promise<[number, number]>}
  */
 export async function write(handle, path, data, replace) {
   const [folder, name] = await parentOf(handle, path, true);
@@ -176,7 +234,11 @@ export async function write(handle, path, data, replace) {
   return [file.size, file.lastModified];
 }
 
-/** Deletes the file at `path` (its folders stay: they are the user's). */
+/**
+ * Deletes the file at `path` (its folders stay: they are the user's).
+ * @param {FileSystemDirectoryHandle} handle
+ * @param {string} path
+ */
 export async function remove(handle, path) {
   try {
     const [folder, name] = await parentOf(handle, path, false);
