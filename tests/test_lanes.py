@@ -226,7 +226,6 @@ def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[s
 # The list only shrinks: a new script starts with `// @ts-check`.
 NOT_YET_TYPE_CHECKED = {
     "app.js",
-    "files/folder-bar.js",
     "files/preview.js",
     "sandbox/renderers.js",
     "sw.js",

@@ -1,3 +1,4 @@
+// @ts-check
 // "Open a folder…": a session's workspace as a folder on the user's disk (docs/folders.md).
 //
 // The controls live in three places, drawn from one state: the Files panel's header, the welcome
@@ -13,30 +14,65 @@ const UNSUPPORTED =
   "This browser cannot open a folder on your disk (it lacks the File System Access API, which Chrome and Edge have). " +
   "Upload a folder instead, and download the files as a zip when you are done.";
 
+/**
+ * @typedef {object} FolderInfo Python's answer when a folder opens (py_agent/browser/folder.py)
+ * @property {string} [name]
+ * @property {string} [error]
+ * @property {string[]} [skipped] the folders not read
+ * @property {number} [capped] how many files were over the workspace's limits
+ */
+/**
+ * @typedef {object} FolderState
+ * @property {string | null} session
+ * @property {"none" | "open" | "prompt" | "gone" | "error"} state
+ * @property {string} name
+ * @property {FileSystemDirectoryHandle | null} handle
+ * @property {FolderInfo | null} info
+ * @property {string} message
+ * @property {boolean} explain
+ */
+
 // session: the chat shown; state: none | open | prompt | gone | error; info: Python's answer.
+/** @type {FolderState} */
 const current = { session: null, state: "none", name: "", handle: null, info: null, message: "", explain: false };
+/** @type {{ uploadFolder: (() => void) | null, downloadZip: (() => void) | null }} */
 const hooks = { uploadFolder: null, downloadZip: null };
 let uploadWhenShown = false; // "Upload a folder" on the welcome screen, before the Files panel was drawn
+/** @type {Set<HTMLElement>} */
 const slots = new Set(); // the Files panels' places (one per panel drawn)
 
+/**
+ * @param {string} name a function of py_agent.browser.folder
+ * @param {...unknown} args
+ * @returns {Promise<any>}
+ */
 async function python(name, ...args) {
   const { pyodide } = await window.pyAgent.ready;
   return pyodide.pyimport("py_agent.browser.folder")[name](...args);
 }
 
+/** @param {Partial<FolderState>} changes */
 function set(changes) {
   Object.assign(current, changes);
   render();
 }
 
+/**
+ * @param {string} session
+ * @param {FileSystemDirectoryHandle} handle
+ */
 async function attach(session, handle) {
+  /** @type {FolderInfo} */
   const info = JSON.parse(await python("open_folder", session, handle));
   if (current.session !== session) return;
   if (info.error) set({ state: "error", message: info.error, handle: null });
   else set({ state: "open", name: info.name, handle, info, message: "" });
 }
 
-/** The chat shown changed (or its tools were rebuilt): find its folder, if it has one. */
+/**
+ * The chat shown changed (or its tools were rebuilt): find its folder, if it has one.
+ * @param {string} session
+ */
 export async function showSession(session) {
   if (session === current.session) return;
   set({ session, state: "none", handle: null, info: null, message: "", explain: false });
@@ -50,7 +86,12 @@ export async function showSession(session) {
   else set({ state: "prompt", name, handle });
 }
 
-/** Access granted: the folder becomes the workspace again, or is said to be gone. */
+/**
+ * Access granted: the folder becomes the workspace again, or is said to be gone.
+ * @param {string} session
+ * @param {FileSystemDirectoryHandle} handle
+ * @param {string} name
+ */
 async function resume(session, handle, name) {
   if (await folder.reachable(handle)) {
     await attach(session, handle);
@@ -111,18 +152,29 @@ function uploadFolder() {
   else uploadWhenShown = true;
 }
 
+/**
+ * @param {string} text
+ * @param {() => unknown} onclick
+ * @param {Record<string, unknown>} [extra] more of h()'s props
+ */
 function button(text, onclick, extra = {}) {
   return h("button", { type: "button", class: "pa-button", text, onclick: () => onclick(), ...extra });
 }
 
+/** @param {FolderInfo | null} info */
 function skippedNote(info) {
+  /** @type {string[]} */
   const parts = [];
   if (info?.skipped?.length) parts.push(`not read: ${info.skipped.map((p) => `${p}/`).join(", ")}`);
   if (info?.capped) parts.push(`${info.capped} file${info.capped === 1 ? "" : "s"} over the workspace's limits`);
   return parts.length ? ` (${parts.join("; ")})` : "";
 }
 
-/** What one place shows; `where` is "panel", "welcome" or "bar". */
+/**
+ * What one place shows; `where` is "panel", "welcome" or "bar".
+ * @param {"panel" | "welcome" | "bar"} where
+ * @returns {(HTMLElement | null)[]}
+ */
 function controls(where) {
   const { state, name } = current;
   if (state === "open") {
@@ -144,6 +196,7 @@ function controls(where) {
       button("Close folder", closeFolder, { "aria-label": `Close folder ${name}` }),
     ];
   }
+  /** @type {HTMLElement[]} */
   const items = [];
   if (current.message) items.push(h("p", { class: "pa-folder-message", role: "status", text: current.message }));
   if (where === "bar") return items;
@@ -172,7 +225,10 @@ function render() {
   if (welcome) welcome.replaceChildren(...controls("welcome").filter(Boolean));
 }
 
-/** A place in the Files panel; `uploadFolder`/`downloadZip` are the panel's own routes. */
+/**
+ * A place in the Files panel; `uploadFolder`/`downloadZip` are the panel's own routes.
+ * @param {{ uploadFolder: () => void, downloadZip: () => void }} routes
+ */
 export function panelControls({ uploadFolder, downloadZip }) {
   Object.assign(hooks, { uploadFolder, downloadZip });
   const element = h("div", { class: "pa-folder", role: "group", "aria-label": "Folder" });
