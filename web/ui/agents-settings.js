@@ -1,3 +1,4 @@
+// @ts-check
 // Settings → Agents: the subagent tool's agent definitions. Built-ins are read-only
 // ("Customize" saves your copy under the same name, which replaces the built-in until deleted);
 // yours can be edited as Markdown with frontmatter, exported and deleted; `.md` files are imported
@@ -9,6 +10,18 @@ import { confirmDialog } from "./dialogs.js";
 import { registerSettingsTab } from "./extensions.js";
 import { py } from "./bridge.js";
 
+/**
+ * @typedef {object} AgentRow one agent as py_agent/app/subagents_plugin.py lists it (agent_row)
+ * @property {string} name
+ * @property {string} description
+ * @property {string[] | null} tools null: every tool
+ * @property {string | null} model null: the session's model
+ * @property {string} source "builtin" or where the definition was saved
+ * @property {string} status "pending" until an imported agent is confirmed
+ * @property {string | null} origin
+ * @property {boolean} overridesBuiltin
+ */
+
 const TEMPLATE = `---
 name: my-agent
 description: What this agent is for (shown to the model)
@@ -18,6 +31,10 @@ tools: read, grep, find, ls
 You are ... Describe how the agent works and what it returns.
 `;
 
+/**
+ * @param {HTMLElement} panel
+ * @param {{ markdown: string, previousName: string | null, title: string, rerender: () => unknown }} options
+ */
 function editor(panel, { markdown, previousName, title, rerender }) {
   const area = h("textarea", {
     class: "input mono",
@@ -56,7 +73,12 @@ function editor(panel, { markdown, previousName, title, rerender }) {
   setTimeout(() => area.focus(), 0);
 }
 
+/**
+ * @param {HTMLElement} panel
+ * @param {{ rerender: () => unknown }} options
+ */
 async function renderAgents(panel, { rerender }) {
+  /** @type {{ agents: AgentRow[] }} */
   const { agents } = await py("agents_list");
   const note = h("div", { class: "muted small", role: "status", id: "agents-status" });
   const rows = agents.map((a) => {
@@ -164,6 +186,7 @@ async function renderAgents(panel, { rerender }) {
   );
   importButton.addEventListener("click", () => file.click());
   file.addEventListener("change", async () => {
+    /** @type {string[]} */
     const problems = [];
     let imported = 0;
     for (const f of [...(file.files ?? [])]) {
