@@ -228,7 +228,6 @@ NOT_YET_TYPE_CHECKED = {
     "app.js",
     "files/preview.js",
     "sandbox/renderers.js",
-    "sw.js",
     "ui/chat.js",
     "ui/dom.js",
     "ui/markdown.js",

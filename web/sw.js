@@ -1,3 +1,4 @@
+// @ts-check
 // py-agent's service worker: every file of the site in Cache Storage, so that a second visit
 // needs no download and the app works offline; a new build of the site is used at the next visit.
 //
@@ -23,16 +24,31 @@
 // sets the global pyAgentBytes).
 importScripts("boot/bytes.js");
 const { CACHE_PREFIX: PREFIX, sha256 } = pyAgentBytes;
-const SCOPE = new URL(self.registration.scope);
+const SCOPE = new URL(/** @type {ServiceWorkerScope} */ (self).registration.scope);
 const MANIFEST_URL = new URL("manifest.json", SCOPE).href;
 const COMPLETE_KEY = new URL("__sw__/complete", SCOPE).href;
 const MANIFEST_TIMEOUT_MS = 4000;
 
+/**
+ * A version of the site: manifest.json's bytes and SHA-256 (hex), and its files by path.
+ * @typedef {object} SiteVersion
+ * @property {string} hash
+ * @property {Uint8Array<ArrayBuffer>} bytes
+ * @property {import("./boot/messages.js").Manifest} manifest
+ * @property {Map<string, ManifestEntry>} byPath
+ */
+/** @typedef {{path: string, size: number, sha256: string}} ManifestEntry one of manifest.json's "files" */
+
+/** @type {Map<string, SiteVersion>} */
 const versions = new Map(); // hash -> { hash, bytes, manifest, byPath }
+/** @type {Map<string, string>} */
 const clientVersions = new Map(); // client id -> hash of the version its page was loaded with
+/** @type {Promise<SiteVersion | null> | null} */
 let latestPromise = null; // the version for requests of pages this worker did not load
+/** @type {Map<string, Promise<Cache>>} */
 const openCaches = new Map(); // cache name -> its Cache (opened once: a page's first screen waits for its files)
 
+/** @param {string} name */
 function openCache(name) {
   let cache = openCaches.get(name);
   if (!cache) {
@@ -42,10 +58,14 @@ function openCache(name) {
   return cache;
 }
 
-self.addEventListener("install", () => self.skipWaiting());
-self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+/** @type {ServiceWorkerScope} */ (self).addEventListener("install", () =>
+  /** @type {ServiceWorkerScope} */ (self).skipWaiting(),
+);
+/** @type {ServiceWorkerScope} */ (self).addEventListener("activate", (event) =>
+  event.waitUntil(/** @type {ServiceWorkerScope} */ (self).clients.claim()),
+);
 
-self.addEventListener("fetch", (event) => {
+/** @type {ServiceWorkerScope} */ (self).addEventListener("fetch", (event) => {
   const request = event.request;
   if (request.method !== "GET" && request.method !== "HEAD") return;
   const url = new URL(request.url);
@@ -57,13 +77,14 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
-self.addEventListener("message", (event) => {
+/** @type {ServiceWorkerScope} */ (self).addEventListener("message", (event) => {
   if (event.data?.type !== "cache-site") return;
   const port = event.ports[0];
   event.waitUntil(
     (async () => {
       try {
-        const version = (await versionFor(event.source?.id)) ?? (await latestVersion());
+        const version =
+          (await versionFor(/** @type {ServiceWorkerClient | null} */ (event.source)?.id)) ?? (await latestVersion());
         if (!version) throw new Error("manifest.json lists no files: nothing to cache");
         await complete(version);
         port?.postMessage({ ok: true, version: version.hash, files: version.manifest.files.length });
@@ -76,10 +97,15 @@ self.addEventListener("message", (event) => {
 
 // ---- Versions ----
 
+/**
+ * @param {Uint8Array<ArrayBuffer>} bytes manifest.json's
+ * @returns {Promise<SiteVersion | null>} null when they are not a manifest with files
+ */
 async function remember(bytes) {
   const hash = await sha256(bytes);
   let version = versions.get(hash);
   if (!version) {
+    /** @type {import("./boot/messages.js").Manifest} */
     let manifest;
     try {
       manifest = JSON.parse(new TextDecoder().decode(bytes));
@@ -93,6 +119,7 @@ async function remember(bytes) {
   return version;
 }
 
+/** @returns {Promise<SiteVersion | null>} */
 async function networkVersion() {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), MANIFEST_TIMEOUT_MS);
@@ -107,6 +134,7 @@ async function networkVersion() {
   }
 }
 
+/** @param {string} name */
 async function cachedVersion(name) {
   const response = await (await openCache(name)).match(MANIFEST_URL);
   return response ? remember(new Uint8Array(await response.arrayBuffer())) : null;
@@ -116,6 +144,7 @@ async function siteCacheNames() {
   return (await caches.keys()).filter((name) => name.startsWith(PREFIX));
 }
 
+/** @returns {Promise<SiteVersion | null>} */
 async function newestCompleteVersion() {
   const names = await siteCacheNames(); // in creation order
   for (const name of names.reverse()) {
@@ -128,11 +157,16 @@ async function newestCompleteVersion() {
   return null;
 }
 
+/** @returns {Promise<SiteVersion | null>} */
 function latestVersion() {
   latestPromise ??= (async () => (await networkVersion()) ?? (await newestCompleteVersion()))();
   return latestPromise;
 }
 
+/**
+ * @param {string | undefined} clientId
+ * @returns {Promise<SiteVersion | null | undefined>}
+ */
 async function versionFor(clientId) {
   const hash = clientId ? clientVersions.get(clientId) : undefined;
   return hash ? versions.get(hash) : null;
@@ -140,11 +174,13 @@ async function versionFor(clientId) {
 
 // ---- Answering requests ----
 
+/** @param {string} url */
 function sitePath(url) {
   const path = decodeURIComponent(new URL(url).pathname.slice(SCOPE.pathname.length));
   return path === "" ? "index.html" : path;
 }
 
+/** @param {FetchEvent} event */
 async function navigate(event) {
   const version = (await networkVersion()) ?? (await newestCompleteVersion());
   if (version) {
@@ -154,11 +190,17 @@ async function navigate(event) {
   return answer(event, version);
 }
 
+/** @param {FetchEvent} event */
 async function subresource(event) {
   const version = (await versionFor(event.clientId)) ?? (await latestVersion());
   return answer(event, version);
 }
 
+/**
+ * @param {FetchEvent} event
+ * @param {SiteVersion | null | undefined} version
+ * @returns {Promise<Response>}
+ */
 async function answer(event, version) {
   const request = event.request;
   const path = sitePath(request.url);
@@ -188,6 +230,13 @@ async function answer(event, version) {
   return response;
 }
 
+/**
+ * The file from another version's cache, when that version has it with the same sha256.
+ * @param {SiteVersion} version
+ * @param {ManifestEntry} entry
+ * @param {string} key
+ * @returns {Promise<Response | null>}
+ */
 async function fromOlderVersion(version, entry, key) {
   for (const name of await siteCacheNames()) {
     if (name === PREFIX + version.hash) continue;
@@ -199,6 +248,12 @@ async function fromOlderVersion(version, entry, key) {
   return null;
 }
 
+/**
+ * @param {Cache} cache
+ * @param {SiteVersion} version
+ * @param {string} key
+ * @param {Response} response
+ */
 async function keep(cache, version, key, response) {
   if (!(await cache.match(MANIFEST_URL))) {
     await cache.put(MANIFEST_URL, new Response(version.bytes, { headers: { "content-type": "application/json" } }));
@@ -206,6 +261,14 @@ async function keep(cache, version, key, response) {
   await cache.put(key, response);
 }
 
+/**
+ * @param {Cache} cache
+ * @param {SiteVersion} version
+ * @param {string} key
+ * @param {ManifestEntry} entry
+ * @param {Response} response
+ * @returns {Promise<boolean>} whether its bytes matched the manifest's sha256 (and were kept)
+ */
 async function keepVerified(cache, version, key, entry, response) {
   const bytes = await response.arrayBuffer();
   if ((await sha256(bytes)) !== entry.sha256) return false;
@@ -217,14 +280,17 @@ async function keepVerified(cache, version, key, entry, response) {
 
 // ---- Completing a version ----
 
+/** @param {SiteVersion} version */
 async function complete(version) {
   const cache = await openCache(PREFIX + version.hash);
   if (!(await cache.match(COMPLETE_KEY))) {
+    /** @type {[ManifestEntry, string][]} */
     const missing = [];
     for (const entry of version.manifest.files) {
       const key = new URL(entry.path, SCOPE).href;
       if (!(await cache.match(key))) missing.push([entry, key]);
     }
+    /** @type {string[]} */
     const failed = [];
     // A few at a time: the page that asked is usable meanwhile.
     for (let i = 0; i < missing.length; i += 4) {
@@ -243,8 +309,11 @@ async function complete(version) {
   await removeOlderVersions(version);
 }
 
+/** @param {SiteVersion} version */
 async function removeOlderVersions(version) {
-  const open = await self.clients.matchAll({ includeUncontrolled: true });
+  const open = await /** @type {ServiceWorkerScope} */ (self).clients.matchAll({
+    includeUncontrolled: true,
+  });
   const inUse = new Set(open.map((client) => clientVersions.get(client.id)).filter(Boolean));
   for (const id of clientVersions.keys()) {
     if (!open.some((client) => client.id === id)) clientVersions.delete(id);
