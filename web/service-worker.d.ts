@@ -1,7 +1,7 @@
 // Types only, for TypeScript's checks (jsconfig.json; not copied into the site): the service
 // worker's global as web/sw.js uses it. jsconfig.json's library is the page's ("dom"), which has no
-// ServiceWorkerGlobalScope; web/sw.js casts `self` to ServiceWorkerScope where it uses the worker's own members. A script,
-// not a module: its declarations are global.
+// ServiceWorkerGlobalScope; web/sw.js casts `self` to ServiceWorkerScope where it uses the worker's
+// own members. A script, not a module: its declarations are global.
 
 interface ExtendableEvent extends Event {
   waitUntil(promise: Promise<unknown>): void;
@@ -17,7 +17,8 @@ interface FetchEvent extends ExtendableEvent {
 }
 
 interface ExtendableMessageEvent extends ExtendableEvent {
-  readonly data: any;
+  /** whatever a page posted; web/sw.js answers only a CacheSiteRequest (web/boot/messages.js) */
+  readonly data: { type?: unknown } | null | undefined;
   readonly source: ServiceWorkerClient | ServiceWorker | MessagePort | null;
   readonly ports: ReadonlyArray<MessagePort>;
 }
