@@ -567,7 +567,7 @@ function lightMarkdown(text) {
       list = null;
       fragment.append(h("blockquote", {}, h("p", {}, inline(line.replace(/^\s{0,3}>\s?/, "")))));
     } else if (list && /^\s+\S/.test(line)) {
-      list.lastChild.append(" ", ...inline(line.trim()));
+      /** @type {Element} */ (list.lastChild).append(" ", ...inline(line.trim()));
     } else {
       list = null;
       paragraph.push(line);

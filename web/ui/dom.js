@@ -1,6 +1,16 @@
+// @ts-check
 // Small DOM helpers and formatters shared by the UI modules. No HTML strings from data: text goes
 // in with textContent, so nothing a model or a file says can become markup here.
 
+/**
+ * An element: `props` are its attributes, except `class`, `text` (its textContent), `dataset`,
+ * `hidden` and `on<event>` handlers; undefined, null and false leave one out, true sets it empty.
+ * @template {string} K
+ * @param {K} tag
+ * @param {Record<string, any> | null} [props]
+ * @param {...unknown} children nodes or text (arrays flattened; null, undefined and false skipped)
+ * @returns {K extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[K] : HTMLElement}
+ */
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(props ?? {})) {
@@ -14,9 +24,15 @@ export function h(tag, props = {}, ...children) {
     else el.setAttribute(key, String(value));
   }
   append(el, children);
-  return el;
+  return /** @type {any} */ (el);
 }
 
+/**
+ * @template {ParentNode} P
+ * @param {P} parent
+ * @param {unknown[]} children nodes or text (arrays flattened; null, undefined and false skipped)
+ * @returns {P}
+ */
 export function append(parent, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
@@ -25,9 +41,18 @@ export function append(parent, children) {
   return parent;
 }
 
+/**
+ * @param {string} selector
+ * @param {ParentNode} [root]
+ */
 export const $ = (selector, root = document) => root.querySelector(selector);
 
 // Saves ``text`` as a file the browser downloads.
+/**
+ * @param {string} filename
+ * @param {BlobPart} text
+ * @param {string} [type]
+ */
 export function download(filename, text, type) {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = h("a", { href: url, download: filename, hidden: true });
@@ -38,6 +63,7 @@ export function download(filename, text, type) {
 }
 
 // Inline icons: fixed, trusted markup (never built from data).
+/** @type {Record<string, string>} */
 const ICONS = {
   send: '<path d="M12 19V5M5 12l7-7 7 7"/>',
   stop: '<rect x="7" y="7" width="10" height="10" rx="1.5"/>',
@@ -71,8 +97,14 @@ const ICONS = {
 };
 
 // Each icon's markup is parsed once and then cloned: a page of transcript messages has dozens.
+/** @type {Map<string, SVGSVGElement>} */
 const ICON_NODES = new Map();
 
+/**
+ * @param {string} name one of ICONS
+ * @param {string} [cls]
+ * @returns {SVGSVGElement}
+ */
 export function icon(name, cls = "icon") {
   let model = ICON_NODES.get(name);
   if (!model) {
@@ -83,11 +115,16 @@ export function icon(name, cls = "icon") {
     model.innerHTML = ICONS[name] ?? "";
     ICON_NODES.set(name, model);
   }
-  const svg = model.cloneNode(true);
+  const svg = /** @type {SVGSVGElement} */ (model.cloneNode(true));
   svg.setAttribute("class", cls);
   return svg;
 }
 
+/**
+ * @param {string} name one of ICONS
+ * @param {string} label
+ * @param {Record<string, any>} [props] as h()'s; `class` is added to icon-btn
+ */
 export function iconButton(name, label, props = {}) {
   const { class: extra = "", ...rest } = props;
   return h(
@@ -97,6 +134,7 @@ export function iconButton(name, label, props = {}) {
   );
 }
 
+/** @param {number} n */
 export function formatTokens(n) {
   if (!n) return "0";
   if (n < 1000) return String(n);
@@ -105,6 +143,7 @@ export function formatTokens(n) {
   return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`;
 }
 
+/** @param {number} cost */
 export function formatCost(cost) {
   if (!cost) return "$0";
   if (cost < 0.0001) return "<$0.0001";
@@ -112,23 +151,28 @@ export function formatCost(cost) {
   return `$${cost.toFixed(2)}`;
 }
 
+/** @param {number} n */
 export function formatContext(n) {
   if (!n) return "";
   if (n >= 1e6) return `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)}M`;
   return `${Math.round(n / 1000)}K`;
 }
 
+/** @param {{ input?: number, output?: number } | null | undefined} cost */
 export function formatPrice(cost) {
   if (!cost || (!cost.input && !cost.output)) return "Free";
+  /** @param {number} v */
   const f = (v) =>
     v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(2).replace(/\.?0+$/, "") : v.toFixed(3).replace(/0+$/, "");
   return `$${f(cost.input)} / $${f(cost.output)}`;
 }
 
+/** @param {string | number | Date} iso */
 export function relativeDay(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
   const today = new Date();
+  /** @param {Date} d */
   const startOf = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
   const days = Math.round((startOf(today) - startOf(date)) / 86400000);
   if (days <= 0) return "Today";
@@ -140,6 +184,7 @@ export function relativeDay(iso) {
 
 // What the stream errors of py_agent.ai.providers mean for a person; the saved message
 // keeps pi's wording, shown after the explanation.
+/** @type {[RegExp, (match: RegExpExecArray) => string][]} */
 const STREAM_ERRORS = [
   [
     /^Connection error: (network error|Failed to fetch|Load failed)\b/i,
@@ -155,6 +200,10 @@ const STREAM_ERRORS = [
 ];
 
 // Provider errors arrive as pi words them, e.g. `401 {"type":"error","error":{"message":"..."}}`.
+/**
+ * @param {unknown} text
+ * @returns {string}
+ */
 export function friendlyError(text) {
   const match = /^(\d{3})\s+(\{[\s\S]*\})\s*$/.exec(String(text ?? "").trim());
   if (match) {
@@ -174,7 +223,9 @@ export function friendlyError(text) {
   return raw;
 }
 
+/** @type {ReturnType<typeof setTimeout> | null} */
 let liveTimer = null;
+/** @param {string} text */
 export function announce(text) {
   const region = document.getElementById("sr-status");
   if (!region) return;
@@ -185,6 +236,10 @@ export function announce(text) {
   }, 30);
 }
 
+/**
+ * @param {string} text
+ * @param {Element | null} [button] marked "copied" for a moment
+ */
 export async function copyText(text, button) {
   try {
     await navigator.clipboard.writeText(text);
@@ -203,7 +258,9 @@ export async function copyText(text, button) {
 }
 
 /** Props for a box that may scroll (code, tool output): keyboard users can focus it to scroll it,
- * and a screen reader names what it holds. A group, not a region: many of them are not landmarks. */
+ * and a screen reader names what it holds. A group, not a region: many of them are not landmarks.
+ * @param {string} label
+ */
 export function scrollRegion(label) {
   return { tabindex: "0", role: "group", "aria-label": label };
 }
@@ -213,10 +270,16 @@ export function scrollRegion(label) {
 // screen (web/boot/early.js) alike.
 const LONG_CHARS = 1200;
 const LONG_LINES = 14;
+/**
+ * @param {HTMLElement} bubble
+ * @param {HTMLElement} body
+ * @param {string} text
+ */
 export function collapseIfLong(bubble, body, text) {
   const lines = text.split("\n").length;
   if (text.length <= LONG_CHARS && lines <= LONG_LINES) return;
   const button = h("button", { type: "button", class: "btn ghost small show-more", "aria-expanded": "false" });
+  /** @param {boolean} open */
   const set = (open) => {
     body.classList.toggle("collapsed", !open);
     body.style.maxHeight = open ? "" : "14em";
@@ -244,22 +307,34 @@ export function collapseIfLong(bubble, body, text) {
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: joiners and combining marks are matched alone, on purpose
 const HIDDEN_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]/gu;
 
+/** @param {string} char */
 function charCode(char) {
   return `⟨U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`;
 }
 
-/** The name with its hidden characters written as codes (not isolated: see nameText, nameNode). */
+/**
+ * The name with its hidden characters written as codes (not isolated: see nameText, nameNode).
+ * @param {unknown} name
+ * @returns {string}
+ */
 export function visibleName(name) {
   return String(name ?? "").replace(HIDDEN_CHARS, charCode);
 }
 
 /** Text (a tool's output, which lists paths) with its hidden characters as codes, its line breaks
- * and tabs kept. */
+ * and tabs kept.
+ * @param {unknown} text
+ * @returns {string}
+ */
 export function visibleText(text) {
   return String(text ?? "").replace(HIDDEN_CHARS, (char) => ("\n\r\t".includes(char) ? char : charCode(char)));
 }
 
-/** JSON text with its hidden characters as \uXXXX escapes (the same JSON; its line breaks kept). */
+/**
+ * JSON text with its hidden characters as \uXXXX escapes (the same JSON; its line breaks kept).
+ * @param {unknown} json
+ * @returns {string}
+ */
 export function escapeHiddenJson(json) {
   return String(json).replace(HIDDEN_CHARS, (char) =>
     char === "\n"
@@ -268,12 +343,21 @@ export function escapeHiddenJson(json) {
   );
 }
 
-/** The name for plain-text places (aria-label, title, document.title): visible, isolated by FSI…PDI. */
+/**
+ * The name for plain-text places (aria-label, title, document.title): visible, isolated by FSI…PDI.
+ * @param {unknown} name
+ * @returns {string}
+ */
 export function nameText(name) {
   return `\u2068${visibleName(name)}\u2069`;
 }
 
-/** The name as an element: <bdi dir="auto" class="uname">, each hidden character a marked code. */
+/**
+ * The name as an element: <bdi dir="auto" class="uname">, each hidden character a marked code.
+ * @param {unknown} name
+ * @param {string} [className]
+ * @returns {HTMLElement}
+ */
 export function nameNode(name, className = "") {
   const node = document.createElement("bdi");
   node.dir = "auto";
@@ -290,9 +374,14 @@ export function nameNode(name, className = "") {
 }
 
 /** A message (e.g. an error from Python) with each of `names` in it drawn as nameNode, and any
- * other hidden character made visible: nodes for h() or append(). */
+ * other hidden character made visible: nodes for h() or append().
+ * @param {unknown} text
+ * @param {unknown[]} names
+ * @returns {(string | HTMLElement)[]}
+ */
 export function withNames(text, names) {
   const wanted = [...new Set(names.filter(Boolean).map(String))].sort((a, b) => b.length - a.length);
+  /** @type {(string | HTMLElement)[]} */
   const out = [];
   let rest = String(text ?? "");
   while (rest) {

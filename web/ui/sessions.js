@@ -126,7 +126,7 @@ export class SessionList {
     });
     menu.addEventListener("keydown", (event) => {
       const items = [...menu.querySelectorAll("button")];
-      const i = items.indexOf(document.activeElement);
+      const i = items.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
       if (event.key === "Escape") {
         event.preventDefault();
         event.stopPropagation();
