@@ -229,7 +229,6 @@ NOT_YET_TYPE_CHECKED = {
     "files/preview.js",
     "sandbox/renderers.js",
     "ui/chat.js",
-    "ui/markdown.js",
     "ui/settings.js",
     "ui/subagents.js",
 }

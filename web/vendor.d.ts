@@ -43,3 +43,64 @@ interface Window {
     file: Blob,
   ) => Promise<{ sheet: string; data: (string | number | boolean | Date | null)[][] | null }[]>;
 }
+
+// ---- marked, DOMPurify and highlight.js (web/ui/markdown.js) ----
+
+declare module "*/vendor/marked.esm.js" {
+  /** A token of marked's lexer: the fields web/ui/markdown.js reads (a table's cells, a list's items). */
+  export interface Token {
+    type: string;
+    raw: string;
+    tokens?: Token[];
+    items?: Token[];
+    header?: { tokens: Token[] }[];
+    rows?: { tokens: Token[] }[][];
+  }
+  /** The lexer's tokens, with the text's link reference definitions. */
+  export type TokensList = Token[] & { links: Record<string, { href: string | null; title: string | null }> };
+  export interface MarkedOptions {
+    gfm?: boolean;
+    breaks?: boolean;
+    async?: boolean;
+    renderer?: { image?(token: { href: string; title: string | null; text: string }): string };
+  }
+  export class Marked {
+    constructor(...options: MarkedOptions[]);
+    parse(src: string, options: MarkedOptions & { async: false }): string;
+    lexer(src: string, options?: MarkedOptions): TokensList;
+    parser(tokens: Token[], options?: MarkedOptions): string;
+  }
+}
+
+declare module "*/vendor/purify.es.js" {
+  export interface Config {
+    USE_PROFILES?: { html?: boolean; svg?: boolean; svgFilters?: boolean; mathMl?: boolean };
+    FORBID_TAGS?: string[];
+    FORBID_ATTR?: string[];
+    ALLOW_DATA_ATTR?: boolean;
+    ALLOW_ARIA_ATTR?: boolean;
+    RETURN_DOM_FRAGMENT?: boolean;
+  }
+  const DOMPurify: {
+    setConfig(config: Config): void;
+    addHook(entryPoint: "afterSanitizeAttributes", hook: (node: Element) => void): void;
+    /** a DocumentFragment: web/ui/markdown.js sets RETURN_DOM_FRAGMENT once, with setConfig */
+    sanitize(dirty: string): DocumentFragment;
+  };
+  export default DOMPurify;
+}
+
+declare module "*/vendor/highlight.min.js" {
+  export interface HighlightResult {
+    /** the code as HTML: escaped text in spans with hljs-* classes */
+    value: string;
+    language?: string;
+    relevance: number;
+  }
+  const hljs: {
+    getLanguage(name: string): object | undefined;
+    highlight(code: string, options: { language: string; ignoreIllegals?: boolean }): HighlightResult;
+    highlightAuto(code: string, languageSubset?: string[]): HighlightResult;
+  };
+  export default hljs;
+}

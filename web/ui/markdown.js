@@ -1,3 +1,4 @@
+// @ts-check
 // Markdown for model output: marked (GFM) -> DOMPurify (allow-list) -> highlight.js, all vendored
 // from npm by build.py. Whatever a reply contains (raw HTML, SVG, event handlers, `javascript:`
 // links), only inert markup reaches the page:
@@ -13,6 +14,20 @@ import DOMPurify from "../vendor/purify.es.js";
 import hljs from "../vendor/highlight.min.js";
 import { h, icon, copyText, scrollRegion } from "./dom.js";
 
+/** @typedef {import("../vendor/marked.esm.js").Token} Token */
+/**
+ * What renderMarkdownInto keeps on its element (`_markdown`) between calls: the text rendered in
+ * finished blocks (`done`) and the rest (`rest`, rendered as `tail`).
+ * @typedef {object} MarkdownState
+ * @property {string} done
+ * @property {string} rest
+ * @property {boolean} cr whether the text read so far ends with "\r"
+ * @property {ChildNode[]} tail
+ * @property {boolean} highlight
+ * @property {boolean} whole whether the whole text is rendered at every update
+ */
+/** @typedef {HTMLElement & { _markdown?: MarkdownState | null }} MarkdownElement */
+
 const SAFE_URL = /^(?:https?:|mailto:)/i;
 
 const marked = new Marked({
@@ -27,6 +42,10 @@ const marked = new Marked({
   },
 });
 
+/**
+ * @param {unknown} text
+ * @returns {string}
+ */
 function escapeHtml(text) {
   return String(text).replace(
     /[&<>"']/g,
@@ -34,10 +53,12 @@ function escapeHtml(text) {
   );
 }
 
+/** @param {string} text */
 function escapeAttr(text) {
   return escapeHtml(text);
 }
 
+/** @type {import("../vendor/purify.es.js").Config} */
 const PURIFY_CONFIG = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: [
@@ -101,6 +122,10 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 
 const HIGHLIGHT_LIMIT = 60_000;
 
+/**
+ * @param {DocumentFragment} fragment
+ * @param {{ highlight: boolean }} options
+ */
 function decorateCode(fragment, { highlight }) {
   for (const code of fragment.querySelectorAll("pre > code")) {
     const pre = code.parentElement;
@@ -140,7 +165,12 @@ function decorateCode(fragment, { highlight }) {
   }
 }
 
-/** A sanitized DocumentFragment for `text` (Markdown). */
+/**
+ * A sanitized DocumentFragment for `text` (Markdown).
+ * @param {unknown} text
+ * @param {{ highlight?: boolean }} [options]
+ * @returns {DocumentFragment}
+ */
 export function renderMarkdown(text, { highlight = true } = {}) {
   let html;
   try {
@@ -151,6 +181,10 @@ export function renderMarkdown(text, { highlight = true } = {}) {
   return fragmentOf(html, highlight);
 }
 
+/**
+ * @param {string} html
+ * @param {boolean} highlight
+ */
 function fragmentOf(html, highlight) {
   const fragment = DOMPurify.sanitize(html);
   decorateCode(fragment, { highlight });
@@ -172,6 +206,10 @@ function fragmentOf(html, highlight) {
 // renderMarkdown() on the same text, except that finished code blocks are highlighted while the
 // text streams (tests/browser/test_markdown_stream.py checks both).
 
+/**
+ * @param {Token[] | undefined} tokens
+ * @returns {boolean}
+ */
 function containsHtml(tokens) {
   for (const token of tokens ?? []) {
     if (token.type === "html") return true;
@@ -184,7 +222,11 @@ function containsHtml(tokens) {
   return false;
 }
 
-/** Whether `src` up to `end` ends with a blank line (only spaces or tabs between its last two newlines). */
+/**
+ * Whether `src` up to `end` ends with a blank line (only spaces or tabs between its last two newlines).
+ * @param {string} src
+ * @param {number} end
+ */
 function endsWithBlankLine(src, end) {
   let i = end - 1;
   if (src[i] !== "\n") return false;
@@ -193,7 +235,12 @@ function endsWithBlankLine(src, end) {
   return i >= 0 && src[i] === "\n";
 }
 
-/** How many of `tokens` (lexed from `src`) are finished, and how many characters they span. */
+/**
+ * How many of `tokens` (lexed from `src`) are finished, and how many characters they span.
+ * @param {Token[]} tokens
+ * @param {string} src
+ * @returns {{ count: number, length: number }}
+ */
 function finishedPrefix(tokens, src) {
   let count = 0;
   let length = 0;
@@ -220,6 +267,9 @@ function finishedPrefix(tokens, src) {
  * Render `text` (Markdown) into `el`, reusing what an earlier call rendered there when `text`
  * extends that call's text. `highlight`: highlight the code blocks; `streaming`: the text may
  * still grow (the unfinished tail's code is then not highlighted: it changes at every update).
+ * @param {MarkdownElement} el
+ * @param {unknown} text
+ * @param {{ highlight?: boolean, streaming?: boolean }} [options]
  */
 export function renderMarkdownInto(el, text, { highlight = true, streaming = false } = {}) {
   // Work that grows with the text is kept to a scan or two at native speed (indexOf, startsWith):
@@ -238,6 +288,10 @@ export function renderMarkdownInto(el, text, { highlight = true, streaming = fal
  * function) followed by `added`: only `added` is read, so the cost does not grow with the text.
  * Gives the same DOM as renderMarkdownInto(el, text, options); without an earlier render with the
  * same `highlight`, it is that call.
+ * @param {MarkdownElement} el
+ * @param {unknown} text
+ * @param {unknown} added
+ * @param {{ highlight?: boolean, streaming?: boolean }} [options]
  */
 export function appendMarkdownInto(el, text, added, { highlight = true, streaming = false } = {}) {
   const state = el._markdown;
@@ -256,16 +310,29 @@ export function appendMarkdownInto(el, text, added, { highlight = true, streamin
   update(el, state, highlight, streaming, () => String(text ?? "").replace(/\r\n|\r/g, "\n"));
 }
 
+/** @param {string} text */
 function normalize(text) {
   return text.indexOf("\r") === -1 ? text : text.replace(/\r\n|\r/g, "\n");
 }
 
+/**
+ * @param {MarkdownElement} el
+ * @param {boolean} highlight
+ * @returns {MarkdownState}
+ */
 function reset(el, highlight) {
   el.replaceChildren();
   el._markdown = { done: "", rest: "", cr: false, tail: [], highlight, whole: false };
   return el._markdown;
 }
 
+/**
+ * @param {MarkdownElement} el
+ * @param {MarkdownState} state
+ * @param {boolean} highlight
+ * @param {boolean} streaming
+ * @param {() => string} wholeSource the whole text, read only when rendering it in parts fails
+ */
 function update(el, state, highlight, streaming, wholeSource) {
   for (const node of state.tail) node.remove();
   state.tail = [];
@@ -277,6 +344,12 @@ function update(el, state, highlight, streaming, wholeSource) {
   }
 }
 
+/**
+ * @param {MarkdownElement} el
+ * @param {MarkdownState} state
+ * @param {boolean} highlight
+ * @param {boolean} streaming
+ */
 function renderRest(el, state, highlight, streaming) {
   const rest = state.rest;
   let tokens = marked.lexer(rest);
@@ -288,6 +361,7 @@ function renderRest(el, state, highlight, streaming) {
     state.done = "";
     tokens = marked.lexer(state.rest);
   }
+  /** @type {Token[]} */
   let tail = tokens;
   if (!state.whole) {
     const { count, length } = finishedPrefix(tokens, rest);
