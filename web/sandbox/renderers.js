@@ -1,3 +1,4 @@
+// @ts-check
 // How the chat shows the calls of the workspace tools (read, write, edit, ls, grep, find) and
 // of the javascript and python tools: the arguments (code highlighted), live output while the
 // tool runs, and the result. Everything is built with DOM APIs and textContent: no text from a
@@ -14,8 +15,27 @@
 import { confirmDialog } from "../ui/dialogs.js";
 import { nameNode, nameText, visibleName, visibleText } from "../ui/dom.js";
 
+/**
+ * A tool's result ({content, details}) as the chat has it; `details` are the tool's own (Python's).
+ * @typedef {object} ToolResult
+ * @property {{ type: string, text?: string }[]} [content]
+ * @property {Record<string, any>} [details]
+ */
+/**
+ * A tool call as the chat's renderer hook passes it (web/ui/extensions.js).
+ * @typedef {object} ToolCall
+ * @property {string} name
+ * @property {Record<string, any> | null} [args]
+ * @property {string} status "streaming", "running", "done", "error" or "interrupted"
+ * @property {ToolResult | null} [result]
+ * @property {ToolResult | null} [partial] the latest partial result while the tool runs
+ * @property {string} [id] the call's id (its Undo button needs it, with `sessionId`)
+ * @property {string} [sessionId]
+ */
+
 export const TOOL_NAMES = ["read", "write", "edit", "ls", "grep", "find", "javascript", "python"];
 
+/** @type {Record<string, Set<string>>} */
 const KEYWORDS = {
   javascript: new Set(
     (
@@ -31,12 +51,14 @@ const KEYWORDS = {
     ).split(" "),
   ),
 };
+/** @type {Record<string, RegExp>} */
 const TOKEN = {
   javascript:
     /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|(`(?:\\[\s\S]|[^`\\])*`|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?n?\b)|([A-Za-z_$][\w$]*)/g,
   python:
     /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|[rbfu]{0,2}"(?:\\.|[^"\\\n])*"|[rbfu]{0,2}'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?j?\b)|([A-Za-z_][\w]*)/g,
 };
+/** @type {Record<string, string>} */
 const LANGUAGE_BY_EXTENSION = {
   js: "javascript",
   mjs: "javascript",
@@ -45,7 +67,12 @@ const LANGUAGE_BY_EXTENSION = {
   py: "python",
 };
 
-/** A <code> element with the code's tokens in spans (keywords, strings, comments, numbers). */
+/**
+ * A <code> element with the code's tokens in spans (keywords, strings, comments, numbers).
+ * @param {string} code
+ * @param {string | undefined} language "javascript" or "python"; any other: plain text
+ * @returns {HTMLElement}
+ */
 export function highlight(code, language) {
   const codeEl = document.createElement("code");
   const pattern = TOKEN[language];
@@ -74,6 +101,13 @@ export function highlight(code, language) {
   return codeEl;
 }
 
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -81,6 +115,10 @@ function el(tag, className, text) {
   return node;
 }
 
+/**
+ * @param {ToolResult | null} result
+ * @returns {string}
+ */
 function resultText(result) {
   const content = result?.content ?? [];
   return content
@@ -89,6 +127,10 @@ function resultText(result) {
     .join("\n");
 }
 
+/**
+ * @param {string} path
+ * @param {number} [size]
+ */
 function fileChip(path, size) {
   const button = el("button", "pa-chip");
   button.append(nameNode(path), size === undefined ? "" : ` · ${size} B`);
@@ -101,6 +143,12 @@ function fileChip(path, size) {
 }
 
 // A box that may scroll: focusable (keyboard users scroll it) and named.
+/**
+ * @template {HTMLElement} E
+ * @param {E} node
+ * @param {string} label
+ * @returns {E}
+ */
 function scrollable(node, label) {
   node.tabIndex = 0;
   node.setAttribute("role", "group");
@@ -108,6 +156,10 @@ function scrollable(node, label) {
   return node;
 }
 
+/**
+ * @param {unknown} code
+ * @param {string | undefined} language
+ */
 function codeBlock(code, language) {
   const pre = scrollable(el("pre", "pa-code"), language ? `${language} code` : "Code");
   pre.append(highlight(String(code ?? ""), language));
@@ -115,6 +167,7 @@ function codeBlock(code, language) {
 }
 
 // Added and removed lines keep their "+" and "-" marks (not told apart by colour alone).
+/** @param {unknown} diff */
 function diffBlock(diff) {
   const pre = scrollable(el("pre", "pa-diff"), "Changes (+ added lines, - removed lines)");
   for (const line of String(diff).split("\n")) {
@@ -124,19 +177,31 @@ function diffBlock(diff) {
   return pre;
 }
 
-/** A card's summary: text and paths (drawn as names), in a span. */
+/**
+ * A card's summary: text and paths (drawn as names), in a span.
+ * @param {...(string | Node)} parts
+ */
 function line(...parts) {
   const span = document.createElement("span");
   span.append(...parts);
   return span;
 }
 
+/**
+ * @param {unknown} path
+ * @param {string} missing what stands for no path
+ * @returns {string | HTMLElement}
+ */
 function pathNode(path, missing) {
   return path === undefined || path === null || path === "" ? missing : nameNode(String(path));
 }
 
 // A code run without a title is summed up by its first line of code (the card's state word says
 // whether it runs or ran).
+/**
+ * @param {unknown} code
+ * @returns {string}
+ */
 function firstCodeLine(code) {
   const line = String(code ?? "")
     .split("\n")
@@ -144,6 +209,11 @@ function firstCodeLine(code) {
   return line ? line.trim() : "";
 }
 
+/**
+ * @param {string} toolName
+ * @param {Record<string, any>} a the call's arguments
+ * @returns {[string, string | HTMLElement]} the card's title and summary
+ */
 function summaryOf(toolName, a) {
   switch (toolName) {
     case "read": {
@@ -179,6 +249,8 @@ function summaryOf(toolName, a) {
  * The parts of a tool call's card, for the chat's renderer hook (web/ui/extensions.js):
  * call = {name, args, status: "streaming"|"running"|"done"|"error"|"interrupted", result, partial}
  * -> {title, summary, body} (null for tools this module does not render).
+ * @param {ToolCall} call
+ * @returns {{ title: string, summary: string | HTMLElement, body?: HTMLElement } | null}
  */
 export function renderToolParts({ name, args, status, result, partial, id, sessionId }) {
   if (!TOOL_NAMES.includes(name)) return null;
@@ -232,8 +304,10 @@ export function renderToolParts({ name, args, status, result, partial, id, sessi
   return { title, summary, body };
 }
 
+/** @type {any} */
 let workspacePython = null; // py_agent.browser.workspace, imported once (a proxy per paint would pile up)
 
+/** @returns {Promise<any>} the Pyodide proxy of py_agent.browser.workspace */
 async function workspaceModule() {
   const { pyodide } = await window.pyAgent.ready;
   workspacePython ??= pyodide.pyimport("py_agent.browser.workspace");
@@ -241,6 +315,11 @@ async function workspaceModule() {
 }
 
 // Asked at every paint: at once when the session's workspace is open in Python, else once it is.
+/**
+ * @param {string} sessionId
+ * @param {string} id
+ * @returns {string} "unknown" until Python can tell, else Python's undo_state
+ */
 function undoState(sessionId, id) {
   const pyodide = window.pyAgent?.pyodide;
   if (!pyodide) return "unknown";
@@ -252,7 +331,11 @@ function undoState(sessionId, id) {
   }
 }
 
-/** The Undo button of a call that changed files (nothing when it changed none kept for undo). */
+/**
+ * The Undo button of a call that changed files (nothing when it changed none kept for undo).
+ * @param {string} sessionId
+ * @param {string} id
+ */
 function undoControl(sessionId, id) {
   const box = el("div", "pa-undo");
   const state = undoState(sessionId, id);
@@ -265,6 +348,12 @@ function undoControl(sessionId, id) {
   return box;
 }
 
+/**
+ * @param {HTMLElement} box
+ * @param {string} sessionId
+ * @param {string} id
+ * @param {string} state Python's undo_state
+ */
 function fillUndo(box, sessionId, id, state) {
   const note = el("span", "pa-undo-note");
   note.setAttribute("role", "status");
@@ -306,7 +395,10 @@ function fillUndo(box, sessionId, id, state) {
   box.append(button, note);
 }
 
-/** A whole card (a <details>) for one tool call, or null for tools this module does not render. */
+/**
+ * A whole card (a <details>) for one tool call, or null for tools this module does not render.
+ * @param {{ toolName: string, args?: Record<string, any> | null, result?: ToolResult | null, isError?: boolean, running?: boolean }} call
+ */
 export function renderToolCall({ toolName, args, result, isError = false, running = false }) {
   const status = running ? "running" : isError ? "error" : "done";
   const parts = renderToolParts({
