@@ -229,7 +229,6 @@ NOT_YET_TYPE_CHECKED = {
     "files/preview.js",
     "ui/chat.js",
     "ui/settings.js",
-    "ui/subagents.js",
 }
 
 

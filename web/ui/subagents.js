@@ -1,3 +1,4 @@
+// @ts-check
 // The card of the `subagent` tool (pi's subagent renderCall/renderResult): what was asked
 // (single / parallel / chain), live progress from the tool's updates ("2/3 done, 1 running"), and
 // every child with its last steps, its final output (Markdown) and its usage; each child expands to
@@ -10,6 +11,65 @@ import { renderMarkdown } from "./markdown.js";
 import { registerToolRenderer } from "./extensions.js";
 import "./agents-settings.js";
 
+/**
+ * A child run's usage, as the subagent tool reports it (every field optional).
+ * @typedef {object} Usage
+ * @property {number} [input]
+ * @property {number} [output]
+ * @property {number} [cacheRead]
+ * @property {number} [cacheWrite]
+ * @property {number} [cost]
+ * @property {number} [turns]
+ * @property {number} [contextTokens]
+ */
+/**
+ * One child run in the tool's details (py_agent/tools/subagent.py); `messages` are pi's message JSON.
+ * @typedef {object} ChildResult
+ * @property {string} [agent]
+ * @property {string} [agentSource]
+ * @property {string} [task]
+ * @property {string} [status] "pending", "running", "completed", "failed" or "aborted"
+ * @property {number} [step]
+ * @property {Record<string, any>[]} [messages]
+ * @property {Usage} [usage]
+ * @property {string} [model]
+ * @property {string} [errorMessage]
+ * @property {string} [stopReason]
+ * @property {string} [systemPrompt]
+ * @property {string[]} [tools]
+ */
+/** @typedef {{ mode?: string, results?: ChildResult[] }} SubagentDetails */
+/** @typedef {{ content?: unknown, details?: SubagentDetails }} SubagentResult */
+/**
+ * The call as the chat's renderer hook passes it (web/ui/extensions.js).
+ * @typedef {object} SubagentCall
+ * @property {string} [id]
+ * @property {Record<string, any> | null} [args]
+ * @property {string} status "streaming", "running", "done", "error" or "interrupted"
+ * @property {SubagentResult | null} [result]
+ * @property {SubagentResult | null} [partial]
+ */
+/**
+ * A child's place in the card, repainted when its signature changes.
+ * @typedef {object} Child
+ * @property {HTMLDivElement} el
+ * @property {HTMLDetailsElement} details its full transcript, rendered when opened
+ * @property {string | null} sig
+ * @property {ChildResult | null} result
+ * @property {boolean} stale whether the transcript is older than `result`
+ */
+/**
+ * @typedef {object} Card
+ * @property {HTMLDivElement} root
+ * @property {HTMLDivElement} progress
+ * @property {HTMLDivElement} list
+ * @property {HTMLDivElement} foot
+ * @property {Child[]} children
+ * @property {ReturnType<typeof setTimeout> | null} timer
+ * @property {number | null} paintedAt
+ * @property {SubagentCall | null} call
+ */
+
 const STYLE_ID = "py-agent-subagents-css";
 if (!document.getElementById(STYLE_ID)) {
   const link = h("link", { id: STYLE_ID, rel: "stylesheet", href: new URL("./subagents.css", import.meta.url).href });
@@ -19,12 +79,18 @@ if (!document.getElementById(STYLE_ID)) {
 const PAINT_INTERVAL_MS = 250;
 const MAX_CARDS = 100;
 const RECENT_ITEMS = 5;
+/** @type {Record<string, string>} */
 const ICONS = { pending: "○", running: "⏳", completed: "✓", failed: "✗", aborted: "✗" };
 
+/** @type {Map<string, Card>} */
 const cards = new Map(); // toolCallId -> card state
 
 // ---- text helpers (pi's formatting) ----
 
+/**
+ * @param {unknown} text
+ * @param {number} n
+ */
 function cut(text, n) {
   const s = String(text ?? "")
     .replace(/\s+/g, " ")
@@ -32,6 +98,7 @@ function cut(text, n) {
   return s.length > n ? `${s.slice(0, n)}...` : s;
 }
 
+/** @param {number} n */
 function tokens(n) {
   if (n < 1000) return String(n);
   if (n < 10000) return `${(n / 1000).toFixed(1)}k`;
@@ -39,7 +106,12 @@ function tokens(n) {
   return `${(n / 1000000).toFixed(1)}M`;
 }
 
+/**
+ * @param {Usage} [u]
+ * @param {string} [model]
+ */
 export function formatUsage(u = {}, model = "") {
+  /** @type {string[]} */
   const parts = [];
   if (u.turns) parts.push(`${u.turns} turn${u.turns > 1 ? "s" : ""}`);
   if (u.input) parts.push(`↑${tokens(u.input)}`);
@@ -52,12 +124,21 @@ export function formatUsage(u = {}, model = "") {
   return parts.join(" ");
 }
 
+/**
+ * @param {ChildResult[]} results
+ * @returns {Usage}
+ */
 function sumUsage(results) {
+  /** @type {Record<string, number>} */
   const t = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, turns: 0 };
   for (const r of results) for (const k of Object.keys(t)) t[k] += Number(r.usage?.[k] ?? 0) || 0;
   return t;
 }
 
+/**
+ * @param {Record<string, any> | null | undefined} message
+ * @returns {string}
+ */
 function textBlocks(message) {
   const c = message?.content;
   if (typeof c === "string") return c;
@@ -68,6 +149,10 @@ function textBlocks(message) {
     .join("\n");
 }
 
+/**
+ * @param {Record<string, any>[]} [messages]
+ * @returns {string}
+ */
 function finalOutput(messages = []) {
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     const m = messages[i];
@@ -78,12 +163,17 @@ function finalOutput(messages = []) {
   return "";
 }
 
+/** @param {unknown} p */
 function shortPath(p) {
   return String(p ?? "");
 }
 
+/**
+ * @param {string} name
+ * @param {unknown} [args] the call's arguments, as the model wrote them
+ */
 function toolCallLine(name, args = {}) {
-  const a = args && typeof args === "object" ? args : {};
+  const a = /** @type {Record<string, any>} */ (args && typeof args === "object" ? args : {});
   switch (name) {
     case "read":
     case "write":
@@ -104,7 +194,11 @@ function toolCallLine(name, args = {}) {
   }
 }
 
+/**
+ * @param {Record<string, any>[]} [messages]
+ */
 function displayItems(messages = []) {
+  /** @type {({ type: "text", text: string } | { type: "toolCall", name: string, args: unknown })[]} */
   const items = [];
   for (const m of messages) {
     if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
@@ -118,6 +212,10 @@ function displayItems(messages = []) {
 
 // ---- the call (before any result) ----
 
+/**
+ * @param {Record<string, any>} args
+ * @returns {{ mode: string, text: string }}
+ */
 function callSummary(args) {
   if (Array.isArray(args.chain) && args.chain.length)
     return { mode: "chain", text: `chain (${args.chain.length} step${args.chain.length > 1 ? "s" : ""})` };
@@ -127,6 +225,7 @@ function callSummary(args) {
   return { mode: "single", text: "" };
 }
 
+/** @param {Record<string, any>} args */
 function callPlan(args) {
   const list =
     (Array.isArray(args.chain) && args.chain.length ? args.chain : Array.isArray(args.tasks) ? args.tasks : null) ?? [];
@@ -165,6 +264,7 @@ function callPlan(args) {
 
 // ---- progress ----
 
+/** @param {ChildResult[]} results */
 function counts(results) {
   let running = 0;
   let pending = 0;
@@ -175,6 +275,12 @@ function counts(results) {
   return { done: results.length - running - pending, running, pending };
 }
 
+/**
+ * @param {SubagentDetails | null | undefined} details
+ * @param {Record<string, any>} args
+ * @param {boolean} finished
+ * @returns {string}
+ */
 export function progressText(details, args, finished) {
   const results = details?.results ?? [];
   const mode = details?.mode ?? callSummary(args).mode;
@@ -199,6 +305,7 @@ export function progressText(details, args, finished) {
 
 // ---- a child's transcript ----
 
+/** @param {ChildResult} result */
 function transcriptNode(result) {
   const box = h("div", { class: "subagent-transcript-body" });
   if (result.systemPrompt) {
@@ -272,10 +379,17 @@ function transcriptNode(result) {
 
 // ---- one child ----
 
+/** @param {ChildResult} r */
 function childSig(r) {
   return JSON.stringify([r.status, r.messages?.length ?? 0, r.usage, r.errorMessage, r.task, r.agent, r.stopReason]);
 }
 
+/**
+ * @param {Child} child
+ * @param {ChildResult} r
+ * @param {string} mode
+ * @param {number} index
+ */
 function paintChild(child, r, mode, index) {
   const status = r.status ?? "pending";
   child.el.dataset.status = status;
@@ -291,6 +405,7 @@ function paintChild(child, r, mode, index) {
     h("span", { class: "visually-hidden", text: ` ${status}` }),
     h("span", { class: "subagent-task muted", text: cut(r.task, 80) }),
   );
+  /** @type {HTMLElement[]} */
   const parts = [head];
   const items = displayItems(r.messages);
   if (status === "running" || status === "pending") {
@@ -325,6 +440,7 @@ function paintChild(child, r, mode, index) {
   child.el.replaceChildren(...parts, child.details);
 }
 
+/** @returns {Child} */
 function makeChild() {
   const details = h(
     "details",
@@ -344,6 +460,7 @@ function makeChild() {
 
 // ---- the card ----
 
+/** @param {Card} card */
 function paint(card) {
   card.timer = null;
   card.paintedAt = performance.now();
@@ -387,6 +504,7 @@ function paint(card) {
   for (let i = results.length; i < card.children.length; i += 1) card.children[i].el.remove();
   card.children.length = results.length;
   const total = formatUsage(sumUsage(results));
+  /** @type {HTMLElement[]} */
   const parts = [];
   if (finished && total && results.length > 1)
     parts.push(h("div", { class: "subagent-total small", text: `Total: ${total}` }));
@@ -397,6 +515,7 @@ function paint(card) {
   card.foot.replaceChildren(...parts);
 }
 
+/** @param {Card} card */
 function schedule(card) {
   const finished = card.call.status !== "running" && card.call.status !== "streaming";
   const since = performance.now() - (card.paintedAt ?? -Infinity);
@@ -408,6 +527,10 @@ function schedule(card) {
   }
 }
 
+/**
+ * @param {string} key
+ * @returns {Card}
+ */
 function cardFor(key) {
   let card = cards.get(key);
   if (!card) {
@@ -430,7 +553,7 @@ function cardFor(key) {
   return card;
 }
 
-registerToolRenderer("subagent", (call) => {
+registerToolRenderer("subagent", (/** @type {SubagentCall} */ call) => {
   const args = call.args && typeof call.args === "object" ? call.args : {};
   const key = call.id || JSON.stringify(args);
   const card = cardFor(key);
