@@ -1,3 +1,4 @@
+// @ts-check
 // The conversation: renders the transcript Python sends (items: {entryId, message, branch?}),
 // the reply being streamed (pulled once per animation frame), tool calls with their progress and
 // results, errors with Retry (in py_agent/app/errors.py's words), Regenerate on every reply, branch
@@ -269,6 +270,10 @@ export class ChatView {
       root: scroller,
       rootMargin: `${NEAR_PX}px 0px`,
     });
+    /**
+     * The reply being streamed; `_catchUp`: the timer of its catching up (catchUpStream), 0 when none.
+     * @type {(HTMLElement & { _catchUp?: ReturnType<typeof setTimeout> | 0 }) | null}
+     */
     this.streamNode = null;
     this.streamMessage = null; // the reply being streamed, as the page has it (revision streamRev)
     this.streamRev = null;
@@ -753,7 +758,7 @@ export class ChatView {
       article.setAttribute("aria-busy", "true");
       return !behind;
     }
-    const isLast = index === this.lastAssistantIndex(index);
+    const isLast = index === this.lastAssistantIndex();
     if (m.stopReason === "error" || m.stopReason === "aborted") {
       const { text, quote } = errorWords(item);
       const words = h("span", { class: "msg-error-text", text });
