@@ -225,7 +225,6 @@ def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[s
 NOT_YET_TYPE_CHECKED = {
     "app.js",
     "files/preview.js",
-    "ui/settings.js",
 }
 
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Settings: API keys (set, replace, test, delete, forget all), custom providers (OpenAI-compatible
 // servers, local or remote, with model discovery), chat defaults, storage and versions.
 
@@ -9,6 +10,15 @@ import { storageStatus, requestPersistence } from "./storage-status.js";
 import { pluginSettingsTabs } from "./extensions.js";
 import { providerTransfer } from "./provider-transfer.js";
 
+/**
+ * A settings tab's panel; `_render` draws it again (a tab's `rerender`).
+ * @typedef {HTMLElement & { _render?: () => unknown }} SettingsPanel
+ */
+
+/**
+ * @param {{ tab?: string, app?: any }} [options] the tab shown first; the app (web/app.js: its
+ *   settings, versions and theme)
+ */
 export async function openSettings({ tab = "keys", app } = {}) {
   const { dialog, body } = createDialog({ title: "Settings", className: "settings-dialog" });
   const tabs = [
@@ -33,6 +43,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       tabindex: "-1",
       text: label,
     });
+    /** @type {SettingsPanel} */
     const panel = h("section", {
       role: "tabpanel",
       id: `settings-panel-${id}`,
@@ -64,7 +75,7 @@ export async function openSettings({ tab = "keys", app } = {}) {
       const on = tid === id;
       buttons[i].setAttribute("aria-selected", String(on));
       buttons[i].tabIndex = on ? 0 : -1;
-      const panel = panels.children[i];
+      const panel = /** @type {SettingsPanel} */ (panels.children[i]);
       panel.hidden = !on;
       if (on) panel._render();
       if (on) buttons[i].scrollIntoView({ block: "nearest", inline: "nearest" }); // a phone's tab strip scrolls
