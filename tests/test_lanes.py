@@ -224,7 +224,6 @@ def test_a_type_error_fails_the_type_checker(sources_copy: Path, planted: dict[s
 # The list only shrinks: a new script starts with `// @ts-check`.
 NOT_YET_TYPE_CHECKED = {
     "app.js",
-    "files/preview.js",
 }
 
 

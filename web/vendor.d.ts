@@ -3,18 +3,27 @@
 // scripts use. They are not in the repository, so their imports resolve to these declarations (a
 // script, not a module: its declarations are global).
 
-// ---- pdf.js (web/attachments/extract-worker.js) ----
+// ---- pdf.js (web/attachments/extract-worker.js; web/files/preview.js draws pages) ----
 
 declare module "*/vendor/pdf.min.js" {
   export type TextItem = { str: string; hasEOL?: boolean; transform?: number[]; width?: number; height?: number };
+  export interface PageViewport {
+    width: number;
+    height: number;
+  }
   export interface PdfPage {
     getTextContent(): Promise<{ items: TextItem[] }>;
+    getViewport(options: { scale: number }): PageViewport;
+    render(options: { canvasContext: CanvasRenderingContext2D; viewport: PageViewport }): { promise: Promise<void> };
     cleanup(): void;
   }
   export interface PdfDocument {
     numPages: number;
     getPage(number: number): Promise<PdfPage>;
+    destroy(): Promise<void>;
   }
+  /** where pdf.js starts its worker from */
+  export const GlobalWorkerOptions: { workerSrc: string };
   export function getDocument(options: {
     data: Uint8Array;
     isEvalSupported?: boolean;

@@ -1,3 +1,4 @@
+// @ts-check
 // The workspace panel: the session's files, a preview of the selected one, and what the user does
 // with them: upload files and whole folders (pickers, or drag-and-drop onto the panel), new file,
 // rename, delete, download one or all (zip).
@@ -829,7 +830,7 @@ export class WorkspacePreview {
           if (!entry.isIntersecting) continue;
           job.observer.unobserve(entry.target);
           draw(entry.target).catch(() => {
-            entry.target.dataset.drawn = "failed";
+            /** @type {HTMLCanvasElement} */ (entry.target).dataset.drawn = "failed";
           });
         }
       },
