@@ -1,3 +1,4 @@
+// @ts-check
 // The chat app's page: waits for boot.js (Pyodide + py_agent), opens IndexedDB, starts the Python
 // side (py_agent/browser/main.py) and wires the DOM to it. Policy lives in Python; this file only does
 // what the browser forces: DOM, events, animation frames, the URL, downloads, locks.
@@ -304,7 +305,7 @@ function buildUi() {
 
   $("#model-button").addEventListener("click", chooseModel);
   $("#thinking-select").addEventListener("change", (event) =>
-    run(() => py("set_thinking", { level: event.target.value })),
+    run(() => py("set_thinking", { level: /** @type {HTMLSelectElement} */ (event.target).value })),
   );
   $("#new-chat").addEventListener("click", newChat);
   $("#open-settings").addEventListener("click", async () => {
@@ -398,7 +399,7 @@ function onSessionState(state) {
   $("#session-title").replaceChildren(state.persisted ? nameNode(title) : title);
   document.title = state.persisted ? `${nameText(title)} · py-agent` : "py-agent";
   $("#rename-session").hidden = !state.persisted;
-  $("#session-menu-btn").disabled = !state.persisted;
+  /** @type {HTMLButtonElement} */ ($("#session-menu-btn")).disabled = !state.persisted;
   const u = state.usage;
   const usage = $("#session-usage");
   usage.hidden = !(u.input || u.output);
@@ -410,7 +411,7 @@ function onSessionState(state) {
   );
   updateModel(state.model, state);
   showCompacting(state.compacting);
-  const summarizeLeft = $("#summarize-left");
+  const summarizeLeft = /** @type {HTMLButtonElement | null} */ ($("#summarize-left"));
   if (summarizeLeft) summarizeLeft.disabled = !state.leftBranch;
   ui.composer.setState(state);
   ui.chat.setStreaming(state.streaming);
@@ -433,7 +434,7 @@ function onSessionState(state) {
 
 function updateModel(model, state) {
   if (!model) return;
-  const button = $("#model-button");
+  const button = /** @type {HTMLButtonElement} */ ($("#model-button"));
   button.replaceChildren(
     h("span", {
       class: `model-dot ${model.demo ? "demo" : model.requiresKey && !model.hasKey ? "nokey" : ""}`,
@@ -445,7 +446,7 @@ function updateModel(model, state) {
   button.setAttribute("aria-label", `Model: ${model.name} (${model.providerLabel}). Change model (Ctrl+K)`);
   button.title = `${model.providerLabel} · ${model.id}`;
   button.disabled = Boolean(state?.streaming);
-  const select = $("#thinking-select");
+  const select = /** @type {HTMLSelectElement} */ ($("#thinking-select"));
   const levels = state?.thinkingLevels ?? model.thinkingLevels ?? ["off"];
   const names = {
     off: "Thinking off",
@@ -560,7 +561,12 @@ function applySwitching() {
   if (title === NEW_CHAT) setHeading("New chat", false);
   else if (title !== null) setHeading(title);
   $("#transcript").setAttribute("aria-busy", "true");
-  for (const control of [$("#model-button"), $("#thinking-select"), $("#session-menu-btn")]) control.disabled = true;
+  for (const control of /** @type {(HTMLButtonElement | HTMLSelectElement)[]} */ ([
+    $("#model-button"),
+    $("#thinking-select"),
+    $("#session-menu-btn"),
+  ]))
+    control.disabled = true;
   $("#rename-session").hidden = true;
   $("#session-usage").hidden = true;
   if (ui.chat.previewing) ui.sessions.setCurrent(ui.chat.sessionId);
@@ -852,6 +858,7 @@ async function importFile(event) {
 function buildSessionMenu() {
   const button = $("#session-menu-btn");
   const menu = $("#session-menu");
+  /** @type {[string, string, () => unknown, string?][]} label, icon, action, id */
   const items = [
     ["Files…", "folder", openFiles],
     ["Export as .jsonl", "download", () => exportSession(app.currentId)],
@@ -887,8 +894,8 @@ function buildSessionMenu() {
     if (opening) menu.querySelector("button").focus();
   });
   menu.addEventListener("keydown", (event) => {
-    const all = [...menu.querySelectorAll("button:not(:disabled)")];
-    const i = all.indexOf(document.activeElement);
+    const all = /** @type {HTMLButtonElement[]} */ ([...menu.querySelectorAll("button:not(:disabled)")]);
+    const i = all.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
     if (event.key === "Escape") {
       event.preventDefault();
       event.stopPropagation();
@@ -903,7 +910,7 @@ function buildSessionMenu() {
     }
   });
   document.addEventListener("click", (event) => {
-    if (!menu.hidden && !menu.contains(event.target)) close();
+    if (!menu.hidden && !menu.contains(/** @type {Node} */ (event.target))) close();
   });
 }
 
@@ -1191,7 +1198,7 @@ function updateWelcome(refreshCards = false) {
       ...SUGGESTIONS.map(([label, text]) => {
         const b = h("button", { type: "button", class: "suggestion", text: label });
         b.addEventListener("click", () => {
-          $("#input").value = text;
+          /** @type {HTMLTextAreaElement} */ ($("#input")).value = text;
           ui.composer.autosize();
           ui.composer.submit("steer");
         });
@@ -1205,7 +1212,8 @@ function updateWelcome(refreshCards = false) {
       renderProviderCards();
     });
   } else {
-    const active = document.querySelector(".provider-card-btn.active")?.dataset.provider;
+    const active = /** @type {HTMLElement | null} */ (document.querySelector(".provider-card-btn.active"))?.dataset
+      .provider;
     if (cardsStale || active !== model?.provider) renderProviderCards();
   }
 }

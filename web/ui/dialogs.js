@@ -82,7 +82,7 @@ export async function choiceDialog(text, { title, choices }) {
 }
 
 /**
- * @param {string} text
+ * @param {string | (string | Node)[]} text text, or nodes (a name drawn with nameNode)
  * @param {{title?: string, value?: string, label?: string, confirmLabel?: string}} [options]
  */
 export async function promptDialog(text, { title, value = "", label = "Name", confirmLabel = "Save" } = {}) {

@@ -42,10 +42,12 @@ export function append(parent, children) {
 }
 
 /**
+ * The first element `selector` matches: one of the page's own HTML elements, or null.
  * @param {string} selector
  * @param {ParentNode} [root]
+ * @returns {HTMLElement | null}
  */
-export const $ = (selector, root = document) => root.querySelector(selector);
+export const $ = (selector, root = document) => /** @type {HTMLElement | null} */ (root.querySelector(selector));
 
 // Saves ``text`` as a file the browser downloads.
 /**
