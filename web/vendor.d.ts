@@ -20,7 +20,9 @@ declare module "*/vendor/pdf.min.js" {
   export interface PdfDocument {
     numPages: number;
     getPage(number: number): Promise<PdfPage>;
-    destroy(): Promise<void>;
+    /** the task that loaded it: its destroy() ends the document and its worker (pdf.js 6 has no
+     * destroy() on the document itself) */
+    loadingTask: { destroy(): Promise<void> };
   }
   /** where pdf.js starts its worker from */
   export const GlobalWorkerOptions: { workerSrc: string };

@@ -195,8 +195,10 @@ def test_a_pdf_shows_its_pages_and_the_text_sent(
         panel = open_files(app)
         report = tmp_path / "report.pdf"
         report.write_bytes(pdf_bytes(5))
-        panel.locator("input[type=file]:not([webkitdirectory])").set_input_files(str(report))
-        wait_for(page, lambda: listed(page) == ["report.pdf"], timeout=60)
+        notes = tmp_path / "notes.txt"
+        notes.write_text("not a PDF\n")
+        panel.locator("input[type=file]:not([webkitdirectory])").set_input_files([str(report), str(notes)])
+        wait_for(page, lambda: sorted(listed(page)) == ["notes.txt", "report.pdf"], timeout=60)
         panel.locator(".pa-file", has_text="report.pdf").click()
         first = panel.get_by_role("img", name="Page 1 of 5")
         first.wait_for(timeout=30_000)
@@ -212,6 +214,11 @@ def test_a_pdf_shows_its_pages_and_the_text_sent(
         assert meta.inner_text().startswith(f"{len(sent):,} characters, about {-(-len(sent) // 4):,} tokens.")
         assert "Binary file" not in panel.inner_text()
         assert axe_violations(page, axe_source) == []
+        # Another file ends the PDF's document (pdf.js's worker with it) without an error.
+        panel.locator(".pa-file", has_text="notes.txt").click()
+        panel.locator(".pa-text", has_text="not a PDF").wait_for(timeout=10_000)
+        assert panel.locator("canvas.pa-page").count() == 0
+        page.wait_for_timeout(200)  # an error of the ending would be reported by now
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()

@@ -327,19 +327,33 @@ class WebKitDriver(Driver):
 
         return self._driver.find_element(By.CSS_SELECTOR, selector)
 
+    def _on(self, selector: str, act: Callable[[Any], None]) -> None:
+        """`act` on the element `selector` finds; again on a fresh find when the page replaced the
+        element in between (a panel redrawn after Python answered), as Playwright's locators do."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        for attempt in range(3):
+            try:
+                act(self._find(selector))
+                return
+            except StaleElementReferenceException:
+                if attempt == 2:
+                    raise
+                time.sleep(0.1)
+
     def click(self, selector: str) -> None:
-        self._find(selector).click()
+        self._on(selector, lambda element: element.click())
 
     def type(self, selector: str, text: str) -> None:
-        self._find(selector).send_keys(text)
+        self._on(selector, lambda element: element.send_keys(text))
 
     def press(self, selector: str, key: str) -> None:
         from selenium.webdriver.common.keys import Keys
 
-        self._find(selector).send_keys({"Enter": Keys.ENTER, "Escape": Keys.ESCAPE}[key])
+        self._on(selector, lambda element: element.send_keys({"Enter": Keys.ENTER, "Escape": Keys.ESCAPE}[key]))
 
     def set_files(self, selector: str, paths: list[str]) -> None:
-        self._find(selector).send_keys("\n".join(paths))
+        self._on(selector, lambda element: element.send_keys("\n".join(paths)))
 
     def close(self) -> None:
         try:

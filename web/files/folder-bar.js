@@ -245,7 +245,7 @@ function mountBar() {
   if (document.getElementById("folder-bar")) return;
   const box = document.querySelector("#composer .composer-box");
   if (!box) return;
-  box.before(h("div", { id: "folder-bar", class: "folder-bar", role: "region", "aria-label": "Folder", hidden: "" }));
+  box.before(h("div", { id: "folder-bar", class: "folder-bar", role: "region", "aria-label": "Folder", hidden: true }));
 }
 
 mountBar();

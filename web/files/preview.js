@@ -807,7 +807,7 @@ export class WorkspacePreview {
     pdfjs.GlobalWorkerOptions.workerSrc = new URL("../vendor/pdf.worker.min.js", import.meta.url).href;
     const doc = await pdfjs.getDocument({ data: bytes.slice(), isEvalSupported: false, verbosity: 0 }).promise;
     if (this.documentJob !== job) {
-      doc.destroy();
+      doc.loadingTask.destroy();
       return;
     }
     job.doc = doc;
@@ -860,7 +860,7 @@ export class WorkspacePreview {
     const job = this.documentJob;
     this.documentJob = null;
     job?.observer?.disconnect();
-    job?.doc?.destroy();
+    job?.doc?.loadingTask.destroy();
   }
 
   render(path, bytes) {
