@@ -21,8 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..ai.eager import start_eagerly
 from ..ai.models import clamp_thinking_level, get_supported_thinking_levels
 from ..ai.registry import stream_simple
+from ..ai.transport import get_default_transport
 from ..ai.types import (
     AssistantMessage,
     Context,
@@ -58,7 +60,7 @@ from .compacting import Compactor
 from .context_meter import context_meter
 from .errors import classify_error, describe_error
 from .keys import KeyRing
-from .network import provider_transport, unreachable_advice
+from .network import SentSignalTransport, provider_transport, unreachable_advice
 from .plugin_contract import LoadedPlugins, ToolHost
 from .reliability import retry_notice, with_retry_policy
 from .storage import SessionStore, StorageError, describe_storage_error
@@ -129,7 +131,7 @@ class ChatSession:
         self._task: asyncio.Task[Any] | None = None
         # Saves run one at a time, in order (a user's message is saved behind its request: _save_soon).
         self._save_lock = asyncio.Lock()
-        self._saving: asyncio.Task[bool] | None = None
+        self._saving: asyncio.Future[bool] | None = None
         self._draft_saved_at = 0.0
         self._stream_parent: str | None = None
         self._stream_notified = False
@@ -258,10 +260,16 @@ class ChatSession:
             transport = provider_transport(model.provider, self.proxy_url)
             if transport is not None:
                 options = replace(options, http_transport=transport)
+        if self._held is not None:
+            # What waited is let go as the request leaves, in the same turn as its fetch().
+            with contextlib.suppress(RuntimeError):  # no transport to watch: the fallback below
+                transport = options.http_transport or get_default_transport()
+                options = replace(options, http_transport=SentSignalTransport(transport, self._release))
         options = with_retry_policy(options, self._on_retry)  # capped retries, shown as they happen
         stream = stream_simple(model, context, options)
         if self._held is not None:
-            # After the provider's task has sent the request (it was queued first), or failed.
+            # A provider without HTTP (the faux one), or a failure before the request: after the
+            # provider's task has run its first step (it was queued first).
             asyncio.get_running_loop().call_soon(self._release)
         return stream
 
@@ -276,20 +284,20 @@ class ChatSession:
             self._held = []
 
     def _release(self) -> None:
-        """Tell the page what was held, in order (the session's state once: as it is now), then
-        start the save that waited."""
+        """Start the save that waited (its write first: see ``_save_soon``), then tell the page
+        what was held, in order (the session's state once: as it is now)."""
         held, self._held = self._held, None
         if held is None:
             return
+        if self._save_held:
+            self._save_held = False
+            self._save_soon()
         last_state = max((i for i, (kind, _) in enumerate(held) if kind == "session_state"), default=-1)
         for i, (kind, payload) in enumerate(held):
             if kind != "session_state":
                 self._emit_now(kind, payload or {})
             elif i == last_state:
                 self._emit_state()
-        if self._save_held:
-            self._save_held = False
-            self._save_soon()
 
     def _on_retry(self, info: Any, model: Model) -> None:
         text = self.keys.redact(retry_notice(info, provider_info(model.provider).label))
@@ -403,11 +411,15 @@ class ChatSession:
     # ---- persistence ----------------------------------------------------------------------------
 
     def _save_soon(self) -> None:
-        """Start saving the unsaved entries without waiting for it (``wait_idle`` does)."""
+        """Start saving the unsaved entries without waiting for it (``wait_idle`` does).
+
+        The save runs now up to the storage's write (IndexedDB takes it in this turn of the page,
+        right after the request's ``fetch()``): a write handed over survives a reload or a closed
+        tab, a task queued for the next turn would not (tests/browser/test_first_token.py)."""
         if self._held is not None:
             self._save_held = True
             return
-        self._saving = asyncio.ensure_future(self._persist())
+        self._saving = start_eagerly(self._persist())
 
     async def _persist(self, *, clear_draft: bool = False) -> bool:
         """Write every entry not saved yet (in order) with the metadata. On failure the entries

@@ -12,17 +12,20 @@ page's real origin (:func:`set_page_origin`, told by the page at start).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..ai.abort import AbortSignal
 from ..ai.custom import KIND_LABELS, CustomProvider, DiscoveryError, get_custom_provider
-from ..ai.transport import HttpTransport
+from ..ai.eager import start_eagerly
+from ..ai.transport import HttpRequest, HttpResponse, HttpTransport
 from ..transports.proxy import ProxyTransport
 from .errors import clean_text
 
 __all__ = [
     "BROWSER_CALLS",
+    "SentSignalTransport",
     "check_base_url",
     "discovery_problem",
     "is_loopback_host",
@@ -71,6 +74,22 @@ def provider_transport(provider_name: str, proxy_url: str | None) -> HttpTranspo
     if proxy_url and uses_proxy(provider):
         return ProxyTransport(proxy_url)
     return None
+
+
+class SentSignalTransport:
+    """A transport that calls ``on_sent`` as soon as its request has been handed to the network
+    (the inner transport run up to its first wait: the page's ``fetch()`` called), in that same
+    turn, before the response is awaited. The chat starts saving the user's message there
+    (py_agent/app/chat.py ``_release``)."""
+
+    def __init__(self, inner: HttpTransport, on_sent: Callable[[], None]) -> None:
+        self.inner = inner
+        self.on_sent = on_sent
+
+    async def send(self, request: HttpRequest, signal: AbortSignal | None = None) -> HttpResponse:
+        response = start_eagerly(self.inner.send(request, signal))
+        self.on_sent()
+        return await response
 
 
 def is_loopback_host(host: str) -> bool:

@@ -12,16 +12,16 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
-import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from inspect import isawaitable
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel
 
 from ..ai._interop import camel_to_snake, get_field
 from ..ai._util import call_flex, error_text, maybe_await
 from ..ai.abort import AbortSignal
+from ..ai.eager import start_eagerly
 from ..ai.event_stream import PENDING, EventStream, StreamEndedWithoutResult
 from ..ai.registry import stream_simple
 from ..ai.types import (
@@ -66,7 +66,6 @@ from .types import (
 )
 
 Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]
-_T = TypeVar("_T")
 # The event-loop turns an update event of a parallel batch takes to settle (pi: the awaits of the
 # agent's emit and of Promise.all), so the batch's tools end in pi's order.
 _UPDATE_TURNS = 3
@@ -685,60 +684,6 @@ async def _prepare_tool_call(
         return _Finalized(tool_call, _error_result(error_text(error)), True)
 
 
-def _start_eagerly(coroutine: Coroutine[Any, Any, _T]) -> asyncio.Future[_T]:
-    """Run ``coroutine`` now, up to its first real suspension, then finish it as a task.
-
-    pi dispatches a progress event synchronously inside ``onUpdate``, and starts each tool of a
-    batch synchronously up to its first ``await``. Python 3.12+ has eager tasks for this; on 3.11
-    the first step is driven by hand.
-    """
-    loop = asyncio.get_running_loop()
-    if sys.version_info >= (3, 12):
-        return asyncio.Task(coroutine, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
-    try:
-        awaited = coroutine.send(None)
-    except StopIteration as stop:
-        done: asyncio.Future[_T] = loop.create_future()
-        done.set_result(stop.value)
-        return done
-    except Exception as error:
-        failed: asyncio.Future[_T] = loop.create_future()
-        failed.set_exception(error)
-        return failed
-    return loop.create_task(_finish(coroutine, awaited))
-
-
-def _settled(future: asyncio.Future[Any]) -> asyncio.Future[None]:
-    """A future that completes (with no result) when ``future`` does."""
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def settle(_: asyncio.Future[Any]) -> None:
-        if not done.done():
-            done.set_result(None)
-
-    future.add_done_callback(settle)
-    return done
-
-
-async def _finish(coroutine: Coroutine[Any, Any, _T], awaited: Any) -> _T:
-    """Drive a coroutine that was started by hand, the way a Task would."""
-    while True:
-        if awaited is None:
-            await asyncio.sleep(0)  # a bare yield
-        else:
-            awaited._asyncio_future_blocking = False
-            try:
-                await _settled(awaited)
-            except asyncio.CancelledError as cancel:
-                awaited.cancel()
-                awaited = coroutine.throw(cancel)
-                continue
-        try:
-            awaited = coroutine.send(None)
-        except StopIteration as stop:
-            return cast(_T, stop.value)
-
-
 @dataclasses.dataclass
 class _Execution:
     """A tool's ``execute`` started up to its first suspension, with the updates it reported."""
@@ -770,7 +715,7 @@ def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit
         )
         # In a parallel batch the event settles a turn later, as pi's emit settles after its
         # listeners' awaits: tools with updates end after those without, in update order.
-        execution.updates.append(_start_eagerly(_then_turn(event) if turns else event))  # type: ignore[arg-type]
+        execution.updates.append(start_eagerly(_then_turn(event) if turns else event))  # type: ignore[arg-type]
 
     execute = get_field(prepared.tool, "execute")
     try:
@@ -778,7 +723,7 @@ def _start_execution(prepared: _Prepared, signal: AbortSignal | None, emit: Emit
             raise TypeError(f"Tool {tool_call.name} has no execute function")
         raw = call_flex(execute, tool_call.id, prepared.args, signal, on_update)
         if asyncio.iscoroutine(raw):
-            execution.outcome = _start_eagerly(raw)
+            execution.outcome = start_eagerly(raw)
             execution.settled_at_start = execution.outcome.done()
         elif isawaitable(raw):
             execution.outcome = asyncio.ensure_future(raw)

@@ -1,7 +1,8 @@
 """A send's request leaves before the user's message is saved, and nothing is lost or reordered (CPython).
 
 The page shows and saves the user's message while the request goes out (py_agent/app/chat.py
-``_save_soon``; bench/first_token.py measures the delay): the save is still done, before anything
+``_save_soon``; bench/first_token.py measures the delay): the save is handed to storage in the
+same turn as the request (a reload right after cannot drop it), it is still done, before anything
 appended after it, when the request fails; the stored entries keep the session's order.
 tests/browser/test_first_token.py covers the page (IndexedDB, a reload right after sending).
 """
@@ -15,8 +16,11 @@ from typing import Any
 
 from test_app import call, idle, make_app
 
+from py_agent.ai.abort import AbortSignal
+from py_agent.ai.transport import HttpRequest, HttpResponse, set_default_transport
 from py_agent.app.storage import MemoryBackend, all_lines
 from py_agent.testing.mock_server import MockProviderServer
+from py_agent.transports.httpx import HttpxTransport
 
 KEY = "sk-send-first-0001-abcdefgh"
 
@@ -122,3 +126,66 @@ async def test_the_page_is_told_of_the_run_once_its_request_is_on_its_way() -> N
         assert told[kinds.index("session_state", 1)][1]["streaming"] is True
         assert backend.request_before_save is True
         assert stored(backend, app.chat.id) == [*PRELUDE, ("message", "user"), ("message", "assistant")]
+
+
+class TurnLog:
+    """The request, the user's message handed to storage, and the next turn of the loop, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+
+class LoggingTransport:
+    def __init__(self, log: TurnLog) -> None:
+        self.inner = HttpxTransport()
+        self.log = log
+
+    async def send(self, request: HttpRequest, signal: AbortSignal | None = None) -> HttpResponse:
+        self.log.events.append("request")
+        asyncio.get_running_loop().call_soon(self.log.events.append, "next turn")
+        return await self.inner.send(request, signal)
+
+
+class LoggingBackend(MemoryBackend):
+    def __init__(self, log: TurnLog) -> None:
+        super().__init__()
+        self.log = log
+
+    async def append_entries(
+        self, session_id: str, first_seq: int, lines: Sequence[str], record: dict[str, Any], clear_draft: bool
+    ) -> None:
+        if any('"role":"user"' in line for line in lines):
+            self.log.events.append("save")
+        await super().append_entries(session_id, first_seq, lines, record, clear_draft)
+
+
+async def test_the_users_message_is_handed_to_storage_in_the_turn_its_request_leaves() -> None:
+    """Storage gets the write before the loop turns once after the request: IndexedDB keeps a
+    write it was handed even when the page reloads at once; a save queued for a later turn was
+    lost by a reload within that turn's wait (tests/browser/test_first_token.py)."""
+    log = TurnLog()
+    with MockProviderServer() as server:
+        app = await mock_app(server, LoggingBackend(log))
+        server.script([{"text": "hello back"}, {"text": "again back"}])
+        set_default_transport(LoggingTransport(log))
+        try:
+            await call(app, "send", text="hello")
+            await idle(app)
+            await call(app, "send", text="again")
+            await idle(app)
+        finally:
+            set_default_transport(None)
+        assert log.events == ["request", "save", "next turn"] * 2, log.events
+        assert stored(backend_of(app), app.chat.id) == [
+            *PRELUDE,
+            ("message", "user"),
+            ("message", "assistant"),
+            ("message", "user"),
+            ("message", "assistant"),
+        ]
+
+
+def backend_of(app: Any) -> MemoryBackend:
+    backend = app.chat.store.backend
+    assert isinstance(backend, MemoryBackend)
+    return backend

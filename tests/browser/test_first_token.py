@@ -69,7 +69,7 @@ def test_a_reload_right_after_sending_loses_nothing(app: App, mock: MockProvider
     mock.reset()
     mock.script([{"text": "A slow reply", "delay_ms": 3000}])
     app.type_and_enter("Sent just before a reload")
-    wait_until(lambda: len(mock.requests) == 1)  # the request has left; the reply has not begun
+    wait_until(lambda: len(mock.requests) == 1, interval=0.002)  # the request has left; no reply yet
     page.reload()
     page.locator("html[data-app='ready']").wait_for(state="attached", timeout=120_000)
     assert "Sent just before a reload" in json.dumps(app.idb_dump())

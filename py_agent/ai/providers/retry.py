@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .._util import error_text, maybe_await
 from ..abort import AbortError, AbortSignal
+from ..eager import start_eagerly
 from ..transport import HttpRequest, HttpResponse, HttpTransport, TransportError, get_default_transport
 from ..types import Model, RetryInfo, SimpleStreamOptions
 from .errors import MAX_ERROR_BODY_BYTES, ProviderError, error_body_text, summary_error_message, try_json
@@ -137,8 +138,10 @@ async def _send_once(
 ) -> HttpResponse:
     if timeout_s is None:
         return await transport.send(request, signal)
+    # Sent now, as without a timeout (Python 3.11's wait_for would start it one turn later).
+    sending = start_eagerly(transport.send(request, signal))
     try:
-        return await asyncio.wait_for(transport.send(request, signal), timeout_s)
+        return await asyncio.wait_for(sending, timeout_s)
     except TimeoutError:
         raise TransportError("Request timed out.") from None
 
