@@ -186,11 +186,11 @@ def cmd_test(args: Sequence[str]) -> int:
         rc = run_pytest("pytest", runner, pytest_args, env, failed)
     else:
         rc = quick_lane_with_coverage(python, env, failed)
-        # One browser at a time. Two modules side by side (`-n auto --dist loadfile`) took 17-20 min
-        # instead of ~27 (the crashes once blamed on that were Chromium's heap profiler, now off:
-        # docs/web-architecture.md), but on a loaded page a reload right after Enter lost the message
-        # (tests/browser/test_first_token.py, once in three runs): kept serial until that is fixed.
-        rest = ["-m", NEEDS_ANY, "--durations=25"]
+        # Every module on one worker (its browser and booted page are module fixtures), modules over
+        # every core: 17-20 min instead of ~27. (The crashes once blamed on two browsers side by side
+        # were Chromium's heap profiler, now off: docs/web-architecture.md; the lost message after a
+        # reload was the save's race, fixed: py_agent/app/chat.py ``_save_soon``.)
+        rest = ["-m", NEEDS_ANY, "-n", "auto", "--dist", "loadfile", "--durations=25"]
         rc = run_pytest("pytest (the rest)", runner, rest, env, failed) or rc
     if failed:
         print_machine_state()
