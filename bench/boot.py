@@ -426,6 +426,7 @@ def painted_at(visit: dict[str, Any]) -> float:
 # The first screen's steps (web/boot/early-start.js, web/boot/early.js: performance marks "py-agent:<name>").
 EARLY_STEPS = {
     "early-start": "web/boot/early-start.js runs",
+    "early-frame": "the frame and its message box shown (the page parsed)",
     "early-db-open": "IndexedDB open",
     "early-records": "its records read",
     "early-module": "web/boot/early.js evaluated",

@@ -228,3 +228,41 @@ def test_a_visit_served_by_the_service_worker_draws_what_was_read_as_the_page_st
         page.close()
     finally:
         context.close()
+
+
+# A later visit as web/boot/early-start.js sees it (no service worker in this context: a missing API
+# counts as "not a first visit"), with web/boot/early.js, the module that draws the first screen,
+# never arriving.
+NO_SERVICE_WORKER_API = "Object.defineProperty(Navigator.prototype, 'serviceWorker', { get: () => undefined });"
+
+
+def test_the_message_box_takes_typing_as_soon_as_the_page_is_parsed(browser: Any, base_url: str) -> None:
+    """The app's frame and its focused message box are shown by the page's first script once the
+    page is parsed, before the first screen's module (late on a busy page) draws into them; a boot
+    that fails meanwhile still shows its error on the boot screen."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, service_workers="block")
+    context.add_init_script(NO_SERVICE_WORKER_API)
+    held: list[Any] = []
+    try:
+        page = context.new_page()
+        page.route("**/boot/early.js*", lambda route: held.append(route))
+        page.goto(base_url.rstrip("/") + "/?demo-tps=0", wait_until="commit")
+        page.locator("#input").wait_for(state="visible")
+        assert page.locator("#boot-screen").is_hidden()
+        assert page.evaluate("() => document.activeElement?.id") == "input"
+        page.keyboard.type("typed before the first screen")
+        assert page.locator("#input").input_value() == "typed before the first screen"
+        assert held, "web/boot/early.js was not held back"
+        page.close()
+
+        page = context.new_page()
+        page.route("**/boot/early.js*", lambda route: held.append(route))
+        page.route("**/boot/boot.js*", lambda route: route.fulfill(status=404, body="not here"))
+        page.goto(base_url.rstrip("/") + "/?demo-tps=0", wait_until="commit")
+        page.locator("html[data-state='error']").wait_for(state="attached", timeout=30_000)
+        page.locator("#boot-screen").wait_for(state="visible")
+        assert page.locator("#app").is_hidden()
+        assert "boot.js is missing" in page.locator("#boot-screen").inner_text()
+        page.close()
+    finally:
+        context.close()

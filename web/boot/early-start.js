@@ -47,6 +47,8 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
     document.head.append(link);
   }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
+  if (document.readyState === "loading") document.addEventListener("readystatechange", showFrame, { once: true });
+  else showFrame();
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
     try {
@@ -66,6 +68,31 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
     };
   });
   window.pyAgentEarlyRecords = window.pyAgentEarlyDatabase.then((db) => (db ? readFirstScreen(db) : null));
+
+  // The app's frame, with its message box focused, as soon as the page is parsed: the box takes
+  // typing then, before web/boot/early.js (a module: evaluated 50-500 ms later on a busy page, after
+  // the head's other modules) draws the sessions and the transcript into it. The boot screen comes
+  // back if the boot fails before that drawing watches for it (web/boot/early.js, showApp).
+  function showFrame() {
+    const root = document.documentElement;
+    const app = document.getElementById("app");
+    const boot = document.getElementById("boot-screen");
+    const input = document.getElementById("input");
+    const failed = () => root.dataset.state === "error" || root.dataset.app === "error";
+    if (!app || !boot || !input || failed() || !app.hidden) return;
+    boot.hidden = true;
+    app.hidden = false;
+    const active = document.activeElement;
+    if (!active || active === document.body) input.focus({ preventScroll: true });
+    performance.mark("py-agent:early-frame");
+    const watch = new MutationObserver(() => {
+      if (!failed()) return;
+      watch.disconnect();
+      boot.hidden = false;
+      app.hidden = true;
+    });
+    watch.observe(root, { attributes: true, attributeFilter: ["data-state", "data-app"] });
+  }
 
   function readFirstScreen(db) {
     const match = /^#\/s\/(.+)$/.exec(location.hash);
