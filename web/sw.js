@@ -112,7 +112,7 @@ async function remember(bytes) {
     } catch {
       return null;
     }
-    if (!Array.isArray(manifest.files)) return null;
+    if (!Array.isArray(manifest?.files)) return null; // JSON, but not a manifest (null, a number, ...)
     version = { hash, bytes, manifest, byPath: new Map(manifest.files.map((f) => [f.path, f])) };
     versions.set(hash, version);
   }

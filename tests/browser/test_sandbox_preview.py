@@ -330,3 +330,15 @@ def test_tool_cards_show_arguments_and_results_as_text(sandbox: SandboxPage) -> 
     assert card["running"] == ["running", "Running…"]
     assert card["unknown"] is True
     assert sandbox.page.evaluate("() => window.__pwn") is None
+
+
+def test_markdown_holding_the_previews_own_marks_is_shown_as_written(sandbox: SandboxPage) -> None:
+    """The Markdown preview sets code spans aside behind NUL-number-NUL marks: a file's own NULs
+    must not take a code span's place, or show "undefined" (web/files/markdown.js)."""
+    html = sandbox.page.evaluate(
+        "async (source) => (await import('./files/markdown.js')).markdownToHtml(source)",
+        "x \u00000\u0000 y \u00009\u0000 z `c`",
+    )
+    assert "undefined" not in html
+    assert html.count("<code>c</code>") == 1
+    assert "\ufffd0\ufffd" in html and "\ufffd9\ufffd" in html

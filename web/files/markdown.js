@@ -30,10 +30,12 @@ function safeUrl(url) {
  * @returns {string}
  */
 function inline(text) {
-  // Code spans first, kept aside so nothing inside them is formatted.
+  // Code spans first, kept aside so nothing inside them is formatted. Their places are marked with
+  // NULs, so the text's own NULs become U+FFFD first (as CommonMark has it).
   /** @type {string[]} */
   const codes = [];
-  let out = text.replace(/`([^`]+)`/g, (_, code) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the text's NULs, replaced
+  let out = text.replace(/\u0000/g, "\uFFFD").replace(/`([^`]+)`/g, (_, code) => {
     codes.push(`<code>${escapeHtml(code)}</code>`);
     return `\u0000${codes.length - 1}\u0000`;
   });
