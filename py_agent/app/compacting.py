@@ -102,12 +102,16 @@ class Compactor:
         model = self.chat.model
         window = model.context_window or 0
         same_model = message.provider == model.provider and message.model == model.id
+        overflow = same_model and is_context_overflow(message, window)
+        if not overflow and message.stop_reason != "error":
+            if not should_compact(calculate_context_tokens(message.usage), window, settings):
+                return False  # before every send: the session's path is walked only when it may count
         latest = self._latest_compaction()
         compacted_at = parse_iso_ms(latest.timestamp) if latest is not None else None
         # A reply from before the latest compaction says nothing about the context now.
         if compacted_at is not None and message.timestamp <= compacted_at:
             return False
-        if same_model and is_context_overflow(message, window):
+        if overflow:
             will_retry = message.stop_reason != "stop"
             if not will_retry:
                 return await self.run("overflow", will_retry=False)
