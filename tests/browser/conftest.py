@@ -64,6 +64,13 @@ def mock() -> Iterator[MockProviderServer]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def mock2() -> Iterator[MockProviderServer]:
+    """A second mock provider (a server of its own), for tests of two providers."""
+    with MockProviderServer() as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = os.environ.get("PY_AGENT_CHROMIUM", "/usr/bin/chromium")

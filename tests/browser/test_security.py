@@ -39,12 +39,6 @@ KEY_OTHER = "sk-gpt-security-KEY-0002-ijklmnop"
 
 
 @pytest.fixture(scope="module")
-def mock2() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer, mock2: MockProviderServer) -> Iterator[GuardedApp]:
     gpt = {"id": "mock-gpt", "name": "Mock GPT"}
     with open_guarded(browser, base_url) as app:

@@ -69,12 +69,6 @@ XSS_REPLY = """Hostile content follows.
 
 
 @pytest.fixture(scope="module")
-def mock2() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer, mock2: MockProviderServer) -> Iterator[App]:
     mock.stall_seconds = 10  # a "stall" fault without its own seconds
     claude = {"id": "mock-claude", "name": "Mock Claude", "reasoning": True, "cost": {"input": 3, "output": 15}}
