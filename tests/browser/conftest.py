@@ -22,6 +22,7 @@ from minidumps import minidumps_since
 from web_app_helpers import serve_folder
 
 import build
+from py_agent.testing.mock_server import MockProviderServer
 
 CHROMIUM_ARGS = build.CHROMIUM_ARGS
 BOOT_TIMEOUT_MS = 120_000
@@ -54,6 +55,20 @@ def base_url(app_site: Path) -> Iterator[str]:
     base, stop = serve_folder(app_site)
     yield base
     stop()
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[MockProviderServer]:
+    """The mock provider (py_agent/testing/mock_server.py), one per test module; the tests script it."""
+    with MockProviderServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def mock2() -> Iterator[MockProviderServer]:
+    """A second mock provider (a server of its own), for tests of two providers."""
+    with MockProviderServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ import os
 import shutil
 import struct
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +71,6 @@ def axe_source() -> str:
         if done.returncode != 0 or not AXE_SCRIPT.exists():
             pytest.fail(f"`npm ci` in {AXE_DIR} failed:\n{done.stdout}\n{done.stderr}", pytrace=False)
     return AXE_SCRIPT.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 def axe_violations(page: Any, axe_source: str) -> list[str]:

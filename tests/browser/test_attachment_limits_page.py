@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +45,6 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             out.write(line * 1024)
     assert all(files[name].stat().st_size < MB for name in ("bomb.docx", "bomb.xlsx", "huge.png", "long.pdf"))
     return files
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 def watch_crash(app: App) -> list[str]:
@@ -98,8 +91,7 @@ def test_attached_one_after_another_each_names_its_limit_and_the_page_lives(
     page = app.page
     try:
         vision = {"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}
-        app.add_provider("Vision", mock, [vision])
-        app.py("save_key", provider="Vision", key="sk-mock-vision-key-0001", remember=True)
+        app.add_provider("Vision", mock, [vision], key="sk-mock-vision-key-0001")
         app.new_chat()
         app.choose_model("mock vision", "Mock Vision")
         mock.reset()

@@ -28,18 +28,10 @@ MODELS = [
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock", mock, MODELS)
-    app.py("save_key", provider="Mock", key=KEY, remember=True)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock", mock, MODELS, key=KEY)
+        yield app
 
 
 def texts_sent(body: dict[str, Any]) -> list[str]:

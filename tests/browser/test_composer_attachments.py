@@ -102,25 +102,17 @@ CSV = "name,score\nAda,91\nLin,87\n"
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
     vision = {"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}
-    app.add_provider("Vision", mock, [vision])
-    app.add_provider("Texty", mock, [{"id": "mock-text", "name": "Mock Text"}], api="openai-completions")
-    app.py("save_key", provider="Vision", key="sk-mock-vision-key-0001", remember=True)
-    app.py("save_key", provider="Texty", key="sk-mock-text-key-0002", remember=True)
-    app.page.evaluate(
-        """() => { window.__csp = [];
-          document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`)); }"""
-    )
-    yield app
-    app.page.context.close()
+    texty = {"id": "mock-text", "name": "Mock Text"}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Vision", mock, [vision], key="sk-mock-vision-key-0001")
+        app.add_provider("Texty", mock, [texty], api="openai-completions", key="sk-mock-text-key-0002")
+        app.page.evaluate(
+            """() => { window.__csp = [];
+              document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`)); }"""
+        )
+        yield app
 
 
 def start(app: App, mock: MockProviderServer, query: str, label: str) -> None:

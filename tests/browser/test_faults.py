@@ -34,21 +34,13 @@ LONG = " ".join(f"w{i}" for i in range(400))
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        server.stall_seconds = 8
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[GuardedApp]:
-    app = open_guarded(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.add_provider("Mock GPT", mock, [{"id": "mock-gpt", "name": "Mock GPT"}], api="openai-completions")
-    app.py("save_key", provider="Mock Claude", key=KEY_CLAUDE, remember=True)
-    app.py("save_key", provider="Mock GPT", key=KEY_GPT, remember=True)
-    yield app
-    app.page.context.close()
+    mock.stall_seconds = 8  # a "stall" fault without its own seconds
+    gpt = {"id": "mock-gpt", "name": "Mock GPT"}
+    with open_guarded(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key=KEY_CLAUDE)
+        app.add_provider("Mock GPT", mock, [gpt], api="openai-completions", key=KEY_GPT)
+        yield app
 
 
 MODELS = {"claude": ("mock claude", "Mock Claude"), "gpt": ("mock gpt", "Mock GPT")}

@@ -18,18 +18,10 @@ from py_agent.testing.mock_server import MockProviderServer
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock", mock, ["mock-model"], api="openai-completions")
-    app.py("save_key", provider="Mock", key="sk-first-token-0001", remember=True)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock", mock, ["mock-model"], api="openai-completions", key="sk-first-token-0001")
+        yield app
 
 
 def open_by_title(app: App, title: str) -> None:

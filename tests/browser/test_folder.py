@@ -28,7 +28,6 @@ from typing import Any
 import pytest
 from test_a11y import axe_source as axe_source
 from test_a11y import axe_violations
-from test_composer_attachments import mock as mock
 from test_workspace_panel import open_files
 from web_app_helpers import App, open_app, wait_until
 
@@ -90,15 +89,13 @@ PROJECT = {
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.page.context.add_init_script(PICKER)
-    reload(app)
-    app.add_provider("Folder", mock, [{"id": "mock-folder", "name": "Mock Folder"}])
-    app.py("save_key", provider="Folder", key="sk-mock-folder-key-0001", remember=True)
-    for path, text in PROJECT.items():
-        app.page.evaluate(WRITE, [path, text])
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.page.context.add_init_script(PICKER)
+        reload(app)
+        app.add_provider("Folder", mock, [{"id": "mock-folder", "name": "Mock Folder"}], key="sk-mock-folder-key-0001")
+        for path, text in PROJECT.items():
+            app.page.evaluate(WRITE, [path, text])
+        yield app
 
 
 def reload(app: App) -> None:

@@ -18,12 +18,6 @@ from py_agent.testing.mock_server import MockProviderServer
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def mcp() -> Iterator[McpTestServer]:
     with McpTestServer() as server:
         yield server
@@ -31,11 +25,10 @@ def mcp() -> Iterator[McpTestServer]:
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock Vision", mock, [{"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}])
-    app.py("save_key", provider="Mock Vision", key="sk-mock-vision-key")
-    yield app
-    app.page.context.close()
+    vision = {"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Vision", mock, [vision], key="sk-mock-vision-key")
+        yield app
 
 
 def open_tab(app: App) -> None:

@@ -22,7 +22,6 @@ import pytest
 from test_a11y import axe_source as axe_source
 from test_a11y import axe_violations
 from test_composer_attachments import chips, drop_files, start, wait_ready, workspace_files
-from test_composer_attachments import mock as mock
 from test_workspace_panel import listed, open_files, wait_for
 from web_app_helpers import App, open_app, wait_until
 
@@ -92,11 +91,10 @@ def reads_in_order(app: App, selector: str, text: str) -> bool:
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Vision", mock, [{"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}])
-    app.py("save_key", provider="Vision", key="sk-mock-vision-key-0001", remember=True)
-    yield app
-    app.page.context.close()
+    vision = {"id": "mock-vision", "name": "Mock Vision", "input": ["text", "image"]}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Vision", mock, [vision], key="sk-mock-vision-key-0001")
+        yield app
 
 
 def test_a_hostile_name_is_shown_with_its_characters_visible_and_isolated_everywhere(

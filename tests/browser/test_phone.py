@@ -9,13 +9,11 @@ import json
 from typing import Any
 
 import pytest
-from test_a11y import DESKTOP, PHONE, finish_tool_conversation, mock, open_sidebar_if_phone, start_tool_conversation
+from test_a11y import DESKTOP, PHONE, finish_tool_conversation, open_sidebar_if_phone, start_tool_conversation
 from test_phone_walk import misfit
 from web_app_helpers import App, open_app, wait_until
 
 from py_agent.testing.mock_server import MockProviderServer
-
-__all__ = ["mock"]  # the mock provider server fixture, shared with test_a11y.py
 
 
 def box(page: Any, selector: str) -> dict[str, float]:

@@ -30,20 +30,12 @@ THRESHOLD = WINDOW - 16_384
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
     # The provider and model pi's file names (mock/mock-1), so the import opens on it.
     model = {"id": "mock-1", "name": "Mock One", "contextWindow": WINDOW, "cost": {"input": 3, "output": 15}}
-    app.add_provider("mock", mock, [model])
-    app.py("save_key", provider="mock", key="sk-mock-key-0001", remember=True)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.add_provider("mock", mock, [model], key="sk-mock-key-0001")
+        yield app
 
 
 def texts_of(messages: list[dict[str, Any]]) -> list[str]:

@@ -40,19 +40,11 @@ SLOW = {"text": " ".join(f"part{i}" for i in range(400)), "delay_ms": 40, "chunk
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        server.stall_seconds = 10
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[GuardedApp]:
-    app = open_guarded(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.py("save_key", provider="Mock Claude", key=KEY, remember=True)
-    yield app
-    app.page.context.close()
+    mock.stall_seconds = 10  # a "stall" fault without its own seconds
+    with open_guarded(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key=KEY)
+        yield app
 
 
 def use_mock(app: GuardedApp) -> None:

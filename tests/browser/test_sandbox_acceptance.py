@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from sandbox_helpers import BOOT_TIMEOUT_MS, FAKE_KEY, SandboxPage, open_sandbox_page
 
 from py_agent.testing.mock_server import MockProviderServer
@@ -90,12 +88,6 @@ MOUNT_PREVIEW = """async (session) => {
     window.__preview = new pyAgentSandbox.WorkspacePreview(host, source);
     return JSON.parse(source.list()).map((f) => f.path);
 }"""
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 def report_frame_text(sandbox: SandboxPage, timeout: float = 20.0) -> str:

@@ -8,22 +8,15 @@ frame; after a reload the session, its tool cards and its workspace are all back
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from test_sandbox_acceptance import JAVASCRIPT_CODE, PYTHON_CODE, SCRIPT
 from web_app_helpers import App, open_app
 
 from py_agent.testing.mock_server import MockProviderServer
 
 KEY = "sk-mock-FAKE-KEY-for-the-sandbox-test-42"
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 def poll(page: Any, predicate: Callable[[], bool], timeout: float = 30.0) -> None:

@@ -39,26 +39,13 @@ KEY_OTHER = "sk-gpt-security-KEY-0002-ijklmnop"
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def mock2() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer, mock2: MockProviderServer) -> Iterator[GuardedApp]:
-    app = open_guarded(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.add_provider("Mock GPT", mock2, [{"id": "mock-gpt", "name": "Mock GPT"}], api="openai-completions")
-    app.py("save_key", provider="Mock Claude", key=KEY, remember=True)
-    app.py("save_key", provider="Mock GPT", key=KEY_OTHER, remember=False)  # a tab-only key
-    yield app
-    app.page.context.close()
+    gpt = {"id": "mock-gpt", "name": "Mock GPT"}
+    with open_guarded(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key=KEY)
+        # A tab-only key.
+        app.add_provider("Mock GPT", mock2, [gpt], api="openai-completions", key=KEY_OTHER, remember=False)
+        yield app
 
 
 # ---------------------------------------------------------------------------------------------

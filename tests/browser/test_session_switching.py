@@ -26,19 +26,11 @@ HISTORY = [TITLE, "First answer.", "Second question", "Second answer."]
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def saved_profile(browser: Any, base_url: str, mock: MockProviderServer) -> dict[str, Any]:
     """A browser profile's storage (IndexedDB included) holding one session of two exchanges with
     the mock provider, its key and the provider, and a newer empty-titled session above it."""
-    app = open_app(browser, base_url)
-    try:
-        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-        app.py("save_key", provider="Mock Claude", key="sk-switching-0001", remember=True)
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key="sk-switching-0001")
         app.new_chat()
         app.choose_model("mock claude", "Mock Claude")
         mock.reset()
@@ -54,8 +46,6 @@ def saved_profile(browser: Any, base_url: str, mock: MockProviderServer) -> dict
         app.wait_idle()
         state: dict[str, Any] = app.page.context.storage_state(indexed_db=True)
         return state
-    finally:
-        app.page.context.close()
 
 
 def fresh_page(browser: Any, state: dict[str, Any]) -> Any:
@@ -156,9 +146,8 @@ def long_session_file(folder: Path) -> tuple[Path, str]:
 @pytest.fixture(scope="module")
 def long_app(browser: Any, base_url: str) -> Iterator[App]:
     # No memory snapshot's worker beside the long session (it is not what is tested here).
-    app = open_app(browser, base_url, query="?demo-tps=0&no-snapshot")
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url, query="?demo-tps=0&no-snapshot") as app:
+        yield app
 
 
 def new_chat_shows_at_once(app: App) -> None:

@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,6 @@ RELOADS = (14, 70)
 UPLOADS = (6, 45)
 PREVIEWS = range(4, USER_TURNS, 12)  # turns that write a page (n % 6 == 4)
 MIN_MODEL_TURNS = 200
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +179,8 @@ def test_a_long_scripted_session_loses_nothing_and_does_not_crash(
     app = open_app(browser, base_url)
     page = app.page
     try:
-        app.add_provider("Mock", mock, [{"id": "mock-model", "name": "Mock Model"}], api="openai-completions")
-        app.py("save_key", provider="Mock", key="sk-soak-0001", remember=True)
+        model = {"id": "mock-model", "name": "Mock Model"}
+        app.add_provider("Mock", mock, [model], api="openai-completions", key="sk-soak-0001")
         app.new_chat()
         app.choose_model("mock model", "Mock Model")
         mock.reset()

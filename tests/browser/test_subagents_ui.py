@@ -37,21 +37,12 @@ You are an outsider.
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider(
-        "Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude", "cost": {"input": 3, "output": 15}}]
-    )
-    app.py("save_key", provider="Mock Claude", key="sk-ant-test-subagents", remember=True)
-    app.py("set_model", provider="Mock Claude", id="mock-claude")
-    yield app
-    app.page.context.close()
+    claude = {"id": "mock-claude", "name": "Mock Claude", "cost": {"input": 3, "output": 15}}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [claude], key="sk-ant-test-subagents")
+        app.py("set_model", provider="Mock Claude", id="mock-claude")
+        yield app
 
 
 def open_agents_settings(app: App) -> Any:

@@ -39,18 +39,10 @@ USER_EDIT = """async ([session, path, text]) => {
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.py("save_key", provider="Mock Claude", key="sk-undo-test-0001", remember=True)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key="sk-undo-test-0001")
+        yield app
 
 
 def stored(app: App, session: str, path: str) -> Any:

@@ -42,9 +42,8 @@ session.id
 def app(browser: Any, base_url: str) -> Iterator[App]:
     # No memory snapshot: its worker (a second Pyodide) would start beside the 1,200-message session
     # being generated in the page, which only adds to the renderer's peak, and is not tested here.
-    app = open_app(browser, base_url, query="?demo-tps=0&no-snapshot")
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url, query="?demo-tps=0&no-snapshot") as app:
+        yield app
 
 
 @pytest.fixture(scope="module")

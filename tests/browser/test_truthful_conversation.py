@@ -19,19 +19,12 @@ from py_agent.testing.mock_server import MockProviderServer
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        server.stall_seconds = 10
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.py("save_key", provider="Mock Claude", key="sk-conversation-0001", remember=True)
-    yield app
-    app.page.context.close()
+    mock.stall_seconds = 10  # a "stall" fault without its own seconds
+    claude = {"id": "mock-claude", "name": "Mock Claude"}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [claude], key="sk-conversation-0001")
+        yield app
 
 
 def demo_chat(app: App) -> None:

@@ -23,12 +23,6 @@ LEAKS = ("Error:", "Exception", "pydantic", "Traceback", "`", "<page origin>", "
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def strict() -> Iterator[MockProviderServer]:
     """A server that does not allow the page: its CORS preflights are refused."""
     with MockProviderServer(cors=False) as server:
@@ -37,13 +31,11 @@ def strict() -> Iterator[MockProviderServer]:
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer, strict: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}])
-    app.add_provider("Strict Server", strict, [{"id": "strict-model", "name": "Strict Model"}])
-    app.py("save_key", provider="Mock Claude", key="sk-truthful-0001", remember=True)
-    app.py("save_key", provider="Strict Server", key="sk-truthful-0002", remember=True)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [{"id": "mock-claude", "name": "Mock Claude"}], key="sk-truthful-0001")
+        strict_model = {"id": "strict-model", "name": "Strict Model"}
+        app.add_provider("Strict Server", strict, [strict_model], key="sk-truthful-0002")
+        yield app
 
 
 def closed_port() -> int:

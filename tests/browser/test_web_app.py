@@ -69,29 +69,13 @@ XSS_REPLY = """Hostile content follows.
 
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        server.stall_seconds = 10
-        yield server
-
-
-@pytest.fixture(scope="module")
-def mock2() -> Iterator[MockProviderServer]:
-    with MockProviderServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def app(browser: Any, base_url: str, mock: MockProviderServer, mock2: MockProviderServer) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    app.add_provider(
-        "Mock Claude",
-        mock,
-        [{"id": "mock-claude", "name": "Mock Claude", "reasoning": True, "cost": {"input": 3, "output": 15}}],
-    )
-    app.add_provider("Other", mock2, ["other-model"], api="openai-completions")
-    yield app
-    app.page.context.close()
+    mock.stall_seconds = 10  # a "stall" fault without its own seconds
+    claude = {"id": "mock-claude", "name": "Mock Claude", "reasoning": True, "cost": {"input": 3, "output": 15}}
+    with open_app(browser, base_url) as app:
+        app.add_provider("Mock Claude", mock, [claude])
+        app.add_provider("Other", mock2, ["other-model"], api="openai-completions")
+        yield app
 
 
 def origin(url: str) -> str:

@@ -42,9 +42,8 @@ FILES: dict[str, str | bytes] = {
 
 @pytest.fixture(scope="module")
 def app(browser: Any, base_url: str) -> Iterator[App]:
-    app = open_app(browser, base_url)
-    yield app
-    app.page.context.close()
+    with open_app(browser, base_url) as app:
+        yield app
 
 
 def run_py(app: App, code: str) -> Any:

@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import build
 from py_agent.testing.mock_server import MockProviderServer
@@ -36,20 +36,38 @@ class App:
     console: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """``with open_app(...) as app:`` closes the page's browser context (and its storage) at the end."""
+        self.page.context.close()
+
     # -- set-up through the command channel (what the UI calls) ----------------------------------
 
     def py(self, command: str, **args: Any) -> Any:
         return self.page.evaluate("([c, a]) => window.pyAgentApp.py(c, a)", [command, args])
 
     def add_provider(
-        self, name: str, server: MockProviderServer, models: list[Any], api: str = "anthropic-messages"
+        self,
+        name: str,
+        server: MockProviderServer,
+        models: list[Any],
+        api: str = "anthropic-messages",
+        *,
+        key: str | None = None,
+        remember: bool = True,
     ) -> None:
+        """``server`` as the custom provider ``name``; with ``key``, its key saved too (``remember``:
+        in IndexedDB, else for this tab only)."""
         base = server.url if api == "anthropic-messages" else f"{server.url}/v1"
         self.py(
             "save_custom_provider",
             provider={"name": name, "kind": "openai-compatible", "api": api, "baseUrl": base, "models": models},
             discover=False,
         )
+        if key is not None:
+            self.py("save_key", provider=name, key=key, remember=remember)
 
     # -- the UI ------------------------------------------------------------------------------------
 
