@@ -182,11 +182,6 @@ class MessageTransform:
         copied.kept_call_ids = set(self.kept_call_ids)
         return copied
 
-    @property
-    def settled(self) -> bool:
-        """No call is waiting for a result: what follows cannot add to what was given out."""
-        return not self.pending
-
     def feed(self, messages: Sequence[Any]) -> list[LlmMessage]:
         """The transformed messages of the next piece of the conversation."""
         model, normalize, id_map = self.model, self.normalize, self.id_map

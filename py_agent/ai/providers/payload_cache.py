@@ -8,11 +8,12 @@ and their JSON up to its last *cut*, and transforms, converts and writes only wh
 
 The body is the one an uncached build writes, byte for byte (tests/providers/test_payload_cache.py):
 
-* A cut is placed only after a user message with text. There the transform has no call waiting
-  for a result (their synthetic results went before the message) and no API groups items across
-  it (tool-result runs, Gemini's merged function responses): what follows only adds items. The
-  state the folds carry across it (renamed tool-call ids, kept calls, the API's own state, e.g.
-  the Responses API's message count) is kept with the cut.
+* A cut is placed only after a user message with text or a kept reply with text or a tool call:
+  every API writes such a message as an item of its own, and groups no items across it (runs of
+  tool results, Gemini's merged function responses), so what follows only adds items. The state
+  the folds carry across it (the transform's renamed tool-call ids, kept calls and calls waiting
+  for a result, which get their synthetic results later; the API's own, e.g. the last role or the
+  Responses API's message count) is kept with the cut.
 * Only message models are covered (a mapping may be changed in place). The agent never edits a
   message once it is in a request's conversation (a streaming reply is a new message each request
   and ends before the next request is built); an edited message is a new object, and what follows
@@ -35,7 +36,7 @@ from typing import Any
 
 from .._util import json_stringify
 from ..transform import LlmMessage, MessageTransform, NormalizeToolCallId
-from ..types import AssistantMessage, Model, TextContent, ToolResultMessage, UserMessage
+from ..types import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
 
 __all__ = ["Convert", "clear", "payload_json", "wire_items"]
 
@@ -81,25 +82,32 @@ def _model_key(api: str, model: Model) -> str | None:
         return None
 
 
-def _opens_cut(message: UserMessage) -> bool:
-    """Every API writes this user message as an item of its own (text that is not only spaces)."""
-    content = message.content
-    if isinstance(content, str):
-        return bool(content.strip())
-    return any(isinstance(block, TextContent) and block.text.strip() for block in content)
+def _closes(message: Any) -> bool:
+    """Whether a cut may follow ``message``: a user message with text, or a kept reply (not errored
+    or aborted) with text or a tool call. Every API writes it as an item of its own."""
+    if isinstance(message, UserMessage):
+        content = message.content
+        if isinstance(content, str):
+            return bool(content.strip())
+        return any(isinstance(block, TextContent) and block.text.strip() for block in content)
+    if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+        return any(
+            isinstance(block, ToolCall) or (isinstance(block, TextContent) and block.text.strip())
+            for block in message.content
+        )
+    return False
 
 
 def _last_cut(messages: Sequence[Any], start: int) -> int:
-    """The position after the last user message with text from ``start`` on (before any message
-    that is not a message model); ``start`` when there is none."""
+    """The position after the last message from ``start`` on that a cut may follow, before any
+    message that is not a message model; ``start`` when there is none."""
     cut = start
     for index in range(start, len(messages)):
         message = messages[index]
-        if isinstance(message, UserMessage):
-            if _opens_cut(message):
-                cut = index + 1
-        elif not isinstance(message, AssistantMessage | ToolResultMessage):
+        if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
             break
+        if _closes(message):
+            cut = index + 1
     return cut
 
 
