@@ -8,6 +8,7 @@ the payload written whole by ``json_stringify``)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 # Imported, not importorskip'ed: CI must never skip these (hypothesis is in the test extras).
@@ -154,14 +155,35 @@ options = st.fixed_dictionaries(
         "temperature": st.sampled_from([None, 0.7]),
     }
 )
-# An agent's requests: some messages added, then a request to a model (another one, at times).
+
+
+@dataclass
+class Step:
+    """One request of a growing conversation."""
+
+    added: list[Any]
+    model: int
+    """Its index in MODELS: the model may change between requests."""
+    options: dict[str, Any]
+    system_prompt: str | None = None
+    tools: bool = False
+    back: int = 0
+    """Messages dropped from the end first (a branch: the user went back)."""
+    renew: str = ""
+    """``"copy"``: user messages given as new objects written the same (as the session's summaries
+    are); ``"edit"``: the last user message given as another one (an edit, as a branch makes)."""
+
+
 steps = st.lists(
-    st.tuples(
+    st.builds(
+        Step,
         st.lists(messages, max_size=4).map(lambda pieces: [message for piece in pieces for message in piece]),
         st.sampled_from(range(len(MODELS))),
         options,
         st.sampled_from([None, "You are helpful."]),
         st.booleans(),
+        st.sampled_from([0, 0, 0, 1, 3]),
+        st.sampled_from(["", "", "copy", "edit"]),
     ),
     min_size=1,
     max_size=6,
@@ -179,27 +201,32 @@ def _no_hook(payload: Any, model: Model) -> None:
     return None
 
 
-async def _conversation(script: list[tuple[list[Any], int, dict[str, Any], str | None, bool]]) -> None:
+async def _conversation(script: list[Step]) -> None:
     payload_cache.clear()
     conversation: list[Any] = []
-    for added, model_index, opts, system_prompt, tools in script:
-        conversation.extend(added)
-        context = Context(system_prompt=system_prompt, messages=list(conversation), tools=[TOOL] if tools else None)
-        model = MODELS[model_index]
-        cached = await _body(model, context, **opts)
-        uncached = await _body(model, context, on_payload=_no_hook, **opts)
+    for step in script:
+        del conversation[len(conversation) - step.back :]
+        conversation.extend(step.added)
+        messages = [m.model_copy() if step.renew == "copy" and type(m) is UserMessage else m for m in conversation]
+        users = [index for index, message in enumerate(messages) if type(message) is UserMessage]
+        if step.renew == "edit" and users:
+            messages[users[-1]] = UserMessage(content=f"edited {len(messages)}", timestamp=1)
+        context = Context(system_prompt=step.system_prompt, messages=messages, tools=[TOOL] if step.tools else None)
+        model = MODELS[step.model]
+        cached = await _body(model, context, **step.options)
+        uncached = await _body(model, context, on_payload=_no_hook, **step.options)
         assert cached.decode() == uncached.decode()
         # Once more, from the cut this request left (nothing new to convert before it).
-        assert await _body(model, context, **opts) == uncached
+        assert await _body(model, context, **step.options) == uncached
 
 
 @BUDGET
 @given(steps)
-def test_cached_body_is_the_uncached_one(script: list[tuple[list[Any], int, dict[str, Any], str | None, bool]]) -> None:
+def test_cached_body_is_the_uncached_one(script: list[Step]) -> None:
     asyncio.run(_conversation(script))
 
 
-def _edge(model: Model, reply: AssistantMessage) -> list[tuple[list[Any], int, dict[str, Any], str | None, bool]]:
+def _edge(model: Model, reply: AssistantMessage) -> list[Step]:
     """A call, its result (with an image), ``reply``, then a second result for the same call: the
     two results are one run in the transformed conversation when ``reply`` is dropped or writes
     nothing, which a cut after ``reply`` would split."""
@@ -212,7 +239,7 @@ def _edge(model: Model, reply: AssistantMessage) -> list[tuple[list[Any], int, d
     ]
     again = ToolResultMessage(tool_call_id="call_1", tool_name="read", content=[IMAGE], timestamp=3)
     index = MODELS.index(model)
-    return [(first, index, {}, None, False), ([again], index, {}, None, False), ([again], index, {}, None, False)]
+    return [Step(first, index, {}), Step([again], index, {}), Step([again], index, {})]
 
 
 @pytest.mark.parametrize("model", [MODELS[0], MODELS[3], MODELS[7], MODELS[10]], ids=lambda m: f"{m.api}-{m.provider}")
@@ -326,3 +353,27 @@ def test_bounded_per_api() -> None:
         context = Context(messages=[UserMessage(content=f"conversation {i}"), UserMessage(content="next")])
         openai_completions.build_payload(model, context, openai_completions.SimpleStreamOptions())
     assert len(payload_cache._cuts[model.api]) == payload_cache.SLOTS
+
+
+async def test_a_user_message_made_anew_for_each_request_is_matched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compacted session's summary is a new message at every request: written the same, it is
+    matched (and what follows it taken from the cache); edited, the conversation is converted anew."""
+    payload_cache.clear()
+    model = f_chat()
+    converted: list[int] = []
+    convert = openai_completions._convert_messages
+
+    def counting(model: Model, compat: Any, messages: list[Any], *rest: Any) -> Any:
+        converted.append(len(messages))
+        return convert(model, compat, messages, *rest)
+
+    monkeypatch.setattr(openai_completions, "_convert_messages", counting)
+    conversation = _session(40, model)
+    more = _session(4, model)
+    for summary, added, count in (("The summary", [], 41), ("The summary", more[:2], 2), ("Edited", more[2:], 45)):
+        conversation += added
+        context = Context(messages=[UserMessage(content=summary, timestamp=1), *conversation])
+        converted.clear()
+        body = await _body(model, context)
+        assert sum(converted) == count
+        assert body == await _body(model, context, on_payload=_no_hook)

@@ -14,10 +14,10 @@ The body is the one an uncached build writes, byte for byte (tests/providers/tes
   the folds carry across it (the transform's renamed tool-call ids, kept calls and calls waiting
   for a result, which get their synthetic results later; the API's own, e.g. the last role or the
   Responses API's message count) is kept with the cut.
-* Only message models are covered (a mapping may be changed in place). The agent never edits a
-  message once it is in a request's conversation (a streaming reply is a new message each request
-  and ends before the next request is built); an edited message is a new object, and what follows
-  it is converted again.
+* Only message models are covered (a mapping may be changed in place), matched by identity (or,
+  for a user message, by its JSON). The agent never edits a message once it is in a request's
+  conversation (a streaming reply is a new message each request and ends before the next request
+  is built); an edited message is a new object, and what follows it is converted again.
 * Items are never changed once handed out: the steps that mark the last message for prompt caching
   replace it with a copy, and the JSON of an item that is not the cached object is written anew.
 * The key is the wire API and the whole model (its JSON): another model, or a changed one, starts
@@ -111,14 +111,25 @@ def _last_cut(messages: Sequence[Any], start: int) -> int:
     return cut
 
 
+def _same(kept: Any, message: Any) -> bool:
+    """``message`` is the kept one, or a user message written the same (the session makes its
+    summaries and custom messages anew for every request: py_agent/session/messages.py)."""
+    if kept is message:
+        return True
+    if type(kept) is not UserMessage or type(message) is not UserMessage:
+        return False
+    try:
+        return kept.model_dump_json() == message.model_dump_json()
+    except ValueError:  # text pydantic cannot write (lone surrogates): compared no further
+        return False
+
+
 def _find(api: str, key: str, messages: Sequence[Any]) -> _Cut | None:
     for cut in _cuts.get(api, ()):
-        count = len(cut.messages)
         if (
             cut.key == key
-            and count <= len(messages)
-            and (not count or messages[count - 1] is cut.messages[-1])
-            and all(map(is_, cut.messages, messages))
+            and len(cut.messages) <= len(messages)
+            and (all(map(is_, cut.messages, messages)) or all(map(_same, cut.messages, messages)))
         ):
             return cut
     return None
@@ -196,7 +207,8 @@ def payload_json(payload: Any) -> str:
     body = json_stringify({**payload, name: _MARKER})
     if body.count(_MARKER_JSON) != 1:
         return json_stringify(payload)
-    return body.replace(_MARKER_JSON, "[" + ",".join(parts) + "]")
+    before, _, after = body.partition(_MARKER_JSON)
+    return "".join((before, "[", ",".join(parts), "]", after))
 
 
 _MARKER = "\x00py-agent wire items\x00"
