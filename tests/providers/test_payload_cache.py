@@ -8,7 +8,7 @@ the payload written whole by ``json_stringify``)."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # Imported, not importorskip'ed: CI must never skip these (hypothesis is in the test extras).
@@ -16,13 +16,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from provider_helpers import Reply, _model, f_ant, f_chat, f_ds, f_gem, f_gem3, f_or, f_resp, run_stream
+from test_e2e_httpx import echo_tool
+from test_e2e_httpx import model_for as e2e_model
 
+from py_agent.ai import stream_simple
+from py_agent.ai._util import json_stringify
 from py_agent.ai.providers import anthropic, google, openai_completions, openai_responses, payload_cache
+from py_agent.ai.transport import HttpRequest
 from py_agent.ai.types import (
     AssistantMessage,
     Context,
     ImageContent,
     Model,
+    SimpleStreamOptions,
     TextContent,
     ThinkingContent,
     Tool,
@@ -30,6 +36,9 @@ from py_agent.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from py_agent.core import Agent
+from py_agent.testing.mock_server import MockProviderServer
+from py_agent.transports.httpx import HttpxTransport
 
 BUDGET = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -377,3 +386,38 @@ async def test_a_user_message_made_anew_for_each_request_is_matched(monkeypatch:
         body = await _body(model, context)
         assert sum(converted) == count
         assert body == await _body(model, context, on_payload=_no_hook)
+
+
+@pytest.mark.parametrize("api", list(MODULES))
+async def test_an_agent_conversation_sends_the_uncached_bodies(api: str) -> None:
+    """Over real HTTP, through the agent: replies streamed into messages, tool calls run, prompts
+    one after another; every body sent is the one an uncached build writes for its context."""
+    payload_cache.clear()
+    sent: list[bytes] = []
+    expected: list[str] = []
+
+    class Recording(HttpxTransport):
+        async def send(self, request: HttpRequest, signal: Any = None) -> Any:
+            sent.append(request.body or b"")
+            return await super().send(request, signal)
+
+    def stream_fn(model: Model, context: Context, options: SimpleStreamOptions) -> Any:
+        uncached = replace(options, on_payload=_no_hook)
+        expected.append(json_stringify(MODULES[model.api].build_payload(model, context, uncached)))
+        return stream_simple(model, context, replace(options, http_transport=Recording()))
+
+    call = {"type": "tool_call", "id": "call_1", "name": "echo", "arguments": {"text": "ping", "n": 0.5}}
+    with MockProviderServer() as server:
+        server.script(
+            [{"content": [{"type": "text", "text": "Echoing."}, call]}, {"text": "Done."}, {"text": "Hi."}] * 3
+        )
+        model = e2e_model(server, api)
+        agent = Agent(
+            initial_state={"model": model, "system_prompt": "Be brief.", "tools": [echo_tool()]},
+            get_api_key=lambda provider: "sk-test",
+            stream_fn=stream_fn,
+        )
+        for prompt in ("Please echo ping", "Thanks", "Again", "And once more"):
+            await asyncio.wait_for(agent.prompt(prompt), 20)
+    assert len(sent) == len(expected) == 6
+    assert [body.decode() for body in sent] == expected
