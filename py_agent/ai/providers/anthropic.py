@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -217,7 +218,7 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
         model,
         context.messages,
         normalize_tool_call_id,
-        lambda chunk, out, state: _convert_messages(model, chunk, out, state),
+        partial(_convert_messages, model),
         [],
         None,
         use_cache=options.on_payload is None,

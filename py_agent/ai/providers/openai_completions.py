@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -331,7 +332,7 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
         model,
         context.messages,
         normalize_tool_call_id(model),
-        lambda chunk, params, state: _convert_messages(model, compat, chunk, params, state),
+        partial(_convert_messages, model, compat),
         _system_message(model, context, compat),
         (None, False),
         use_cache=options.on_payload is None,

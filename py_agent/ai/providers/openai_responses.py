@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -181,7 +182,7 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
         model,
         context.messages,
         tool_call_id_normalizer(model),
-        lambda chunk, out, msg_index: _convert_messages(model, chunk, out, msg_index),
+        partial(_convert_messages, model),
         _system_item(model, context),
         0,
         use_cache=options.on_payload is None,

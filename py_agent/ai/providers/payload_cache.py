@@ -62,6 +62,7 @@ class _Cut:
 
 
 _cuts: dict[str, list[_Cut]] = {}
+_NO_FRAGMENTS: tuple[str, ...] = ()
 
 # The list of items last handed out, where its cached items start, those items and their JSON:
 # what payload_json reuses when the driver writes the request that holds it.
@@ -162,12 +163,14 @@ def wire_items(
         return head, convert(MessageTransform(model, normalize).feed(messages), head, state)
     out, offset = head, len(head)
     found = _find(api, key, messages)
-    transform = MessageTransform(model, normalize) if found is None else found.transform.copy()
-    start = 0 if found is None else len(found.messages)
-    fragments: tuple[str, ...] = () if found is None else found.fragments
-    if found is not None:
+    start, fragments = 0, _NO_FRAGMENTS
+    if found is None:
+        transform = MessageTransform(model, normalize)
+    else:  # its state, with this request's model (the same JSON, maybe not the same object)
+        transform = found.transform.copy()
+        transform.model, transform.normalize = model, normalize
+        start, fragments, state = len(found.messages), found.fragments, found.state
         out.extend(found.items)
-        state = found.state
     cut = _last_cut(messages, start)
     if cut > start:
         first = len(out)
