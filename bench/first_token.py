@@ -320,7 +320,7 @@ What was between Enter and the request, and what changed (issue 32's first targe
   request transforms, converts and writes only the messages after the earlier request's last user
   message or reply, and the body joins the JSON kept for the rest; the body is the uncached one,
   byte for byte (tests/providers/test_payload_cache.py). The "payload" and "JSON" rows build a
-  send's request that way.
+  send's request that way (~1 ms and ~0.7 ms at a load of 4).
 
 What is left: the first request after a session is opened still builds its whole payload (nothing
 is kept yet), as does a session whose context starts with a summary (compaction makes it a new
