@@ -323,8 +323,8 @@ What was between Enter and the request, and what changed (issue 32's first targe
   send's request that way (~1 ms and ~0.7 ms at a load of 4).
 
 What is left: the first request after a session is opened still builds its whole payload (nothing
-is kept yet), as does a session whose context starts with a summary (compaction makes it a new
-message at every request). After the request, the response's first bytes wait for what runs then
+is kept yet), as does the first after an edit, a retry, a branch switch or a compaction (the
+agent's messages are read from the session again: new objects). After the request, the response's first bytes wait for what runs then
 on the page's thread (the held state and message drawn, the message's save, the sessions list
 refreshed 60 ms after it): the "fetch() call to the first delta" row against the plain fetch's.
 """
