@@ -40,6 +40,7 @@ from .types import (
 __all__ = [
     "NON_VISION_TOOL_IMAGE_PLACEHOLDER",
     "NON_VISION_USER_IMAGE_PLACEHOLDER",
+    "MessageTransform",
     "NormalizeToolCallId",
     "is_same_model",
     "transform_messages",
@@ -155,29 +156,69 @@ def transform_messages(
     messages: Sequence[Any], model: Model, normalize_tool_call_id: NormalizeToolCallId | None = None
 ) -> list[LlmMessage]:
     """Prepare ``messages`` for ``model``'s API (see the module docstring)."""
-    id_map: dict[str, str] = {}
-    transformed: list[LlmMessage] = []
-    for message in _llm_messages(messages):
-        message = _downgrade_images(message, model)
-        if isinstance(message, AssistantMessage):
-            transformed.append(_transform_assistant(message, model, normalize_tool_call_id, id_map))
-        elif isinstance(message, ToolResultMessage):
-            new_id = id_map.get(message.tool_call_id)
-            if new_id is not None and new_id != message.tool_call_id:
-                message = message.model_copy(update={"tool_call_id": new_id})
-            transformed.append(message)
-        else:
-            transformed.append(message)
+    return MessageTransform(model, normalize_tool_call_id).feed(messages)
 
-    result: list[LlmMessage] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-    kept_call_ids: set[str] = set()
 
-    def flush() -> None:
-        nonlocal pending, answered
-        for call in pending:
-            if call.id not in answered:
+class MessageTransform:
+    """:func:`transform_messages` as a left fold: :meth:`feed` a conversation in pieces, in order, and
+    the pieces' results joined are ``transform_messages`` of the whole. The wire payload cache
+    (``providers/payload_cache.py``) resumes from a :meth:`copy` taken after a piece."""
+
+    def __init__(self, model: Model, normalize: NormalizeToolCallId | None) -> None:
+        self.model = model
+        self.normalize = normalize
+        self.id_map: dict[str, str] = {}
+        self.pending: list[ToolCall] = []
+        """The calls of the last kept assistant message; those still unanswered get a synthetic
+        result when the next assistant or user message comes (never at the end: as pi)."""
+        self.answered: set[str] = set()
+        self.kept_call_ids: set[str] = set()
+
+    def copy(self) -> MessageTransform:
+        copied = MessageTransform(self.model, self.normalize)
+        copied.id_map = dict(self.id_map)
+        copied.pending = list(self.pending)
+        copied.answered = set(self.answered)
+        copied.kept_call_ids = set(self.kept_call_ids)
+        return copied
+
+    def feed(self, messages: Sequence[Any]) -> list[LlmMessage]:
+        """The transformed messages of the next piece of the conversation."""
+        model, normalize, id_map = self.model, self.normalize, self.id_map
+        result: list[LlmMessage] = []
+        for message in _llm_messages(messages):
+            message = _downgrade_images(message, model)
+            # Each message is transformed (ids renamed after the calls before it) and then placed
+            # (turns dropped, missing results added): both look only at what came before it.
+            if isinstance(message, AssistantMessage):
+                message = _transform_assistant(message, model, normalize, id_map)
+                self._flush(result)
+                if message.stop_reason in ("error", "aborted"):
+                    continue
+                calls = [block for block in message.content if isinstance(block, ToolCall)]
+                if calls:
+                    self.pending = calls
+                    self.answered = set()
+                    self.kept_call_ids.update(call.id for call in calls)
+                result.append(message)
+            elif isinstance(message, ToolResultMessage):
+                new_id = id_map.get(message.tool_call_id)
+                if new_id is not None and new_id != message.tool_call_id:
+                    message = message.model_copy(update={"tool_call_id": new_id})
+                if message.tool_call_id not in self.kept_call_ids:
+                    continue  # its call was dropped (or never existed): docs/deviations.md D14
+                self.answered.add(message.tool_call_id)
+                result.append(message)
+            else:
+                self._flush(result)
+                result.append(message)
+        # A trailing assistant message with unanswered calls gets no synthetic results, as in pi
+        # (tests/providers/test_vectors_pure.py::test_t5_orphan_at_the_end).
+        return result
+
+    def _flush(self, result: list[LlmMessage]) -> None:
+        for call in self.pending:
+            if call.id not in self.answered:
                 result.append(
                     ToolResultMessage(
                         tool_call_id=call.id,
@@ -187,28 +228,5 @@ def transform_messages(
                         timestamp=now_ms(),
                     )
                 )
-        pending = []
-        answered = set()
-
-    for message in transformed:
-        if isinstance(message, AssistantMessage):
-            flush()
-            if message.stop_reason in ("error", "aborted"):
-                continue
-            calls = [block for block in message.content if isinstance(block, ToolCall)]
-            if calls:
-                pending = calls
-                answered = set()
-                kept_call_ids.update(call.id for call in calls)
-            result.append(message)
-        elif isinstance(message, ToolResultMessage):
-            if message.tool_call_id not in kept_call_ids:
-                continue  # its call was dropped (or never existed): docs/deviations.md D14
-            answered.add(message.tool_call_id)
-            result.append(message)
-        else:
-            flush()
-            result.append(message)
-    # A trailing assistant message with unanswered calls gets no synthetic results, as in pi
-    # (tests/providers/test_vectors_pure.py::test_t5_orphan_at_the_end).
-    return result
+        self.pending = []
+        self.answered = set()

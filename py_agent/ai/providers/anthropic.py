@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -30,6 +31,7 @@ from .driver import BuiltRequest, StreamCall, stream_function
 from .errors import ProviderError, parse_json_data, truncate_body, try_json
 from .headers import join_url, merge_headers
 from .options import compat_value, option, reasoning_level
+from .payload_cache import wire_items
 from .wire_apis import ANTHROPIC_MESSAGES
 
 DESCRIPTOR = ANTHROPIC_MESSAGES
@@ -74,10 +76,16 @@ def _tool_result_content(content: list[Any]) -> Any:
 
 
 def convert_messages(model: Model, context: Context, cache_control: dict[str, Any] | None) -> list[dict[str, Any]]:
-    messages = transform_messages(context.messages, model, normalize_tool_call_id)
+    params: list[dict[str, Any]] = []
+    _convert_messages(model, transform_messages(context.messages, model, normalize_tool_call_id), params, None)
+    _mark_last(params, cache_control)
+    return params
+
+
+def _convert_messages(model: Model, messages: list[Any], params: list[dict[str, Any]], state: None) -> None:
+    """Append the params of transformed ``messages`` (payload_cache.Convert: no state)."""
     allow_empty_signature = bool(compat_value(model, "allowEmptySignature", False))
     vision = "image" in model.input
-    params: list[dict[str, Any]] = []
     index = 0
     while index < len(messages):
         message = messages[index]
@@ -146,16 +154,21 @@ def convert_messages(model: Model, context: Context, cache_control: dict[str, An
             index -= 1
             params.append({"role": "user", "content": results})
         index += 1
-    if cache_control is not None and params:
-        last = params[-1]
-        if last["role"] == "user":
-            content = last["content"]
-            if isinstance(content, list):
-                if content and content[-1].get("type") in ("text", "image", "tool_result"):
-                    content[-1]["cache_control"] = cache_control
-            elif isinstance(content, str):
-                last["content"] = [{"type": "text", "text": content, "cache_control": cache_control}]
-    return params
+
+
+def _mark_last(params: list[dict[str, Any]], cache_control: dict[str, Any] | None) -> None:
+    """Mark the last user message's last block for prompt caching, in a copy: the message may be
+    the cached one of earlier requests (payload_cache.py), never changed in place."""
+    if cache_control is None or not params:
+        return
+    last = params[-1]
+    if last["role"] == "user":
+        content = last["content"]
+        if isinstance(content, list):
+            if content and content[-1].get("type") in ("text", "image", "tool_result"):
+                params[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": cache_control}]}
+        elif isinstance(content, str):
+            params[-1] = {**last, "content": [{"type": "text", "text": content, "cache_control": cache_control}]}
 
 
 def _adaptive(model: Model) -> bool:
@@ -200,9 +213,20 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
                 thinking = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
         elif not ("off" in level_map and level_map["off"] is None):
             thinking = {"type": "disabled"}
+    messages, _ = wire_items(
+        API,
+        model,
+        context.messages,
+        normalize_tool_call_id,
+        partial(_convert_messages, model),
+        [],
+        None,
+        use_cache=options.on_payload is None,
+    )
+    _mark_last(messages, cache_control)
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, cache_control),
+        "messages": messages,
         "max_tokens": max_tokens,
         "stream": True,
     }

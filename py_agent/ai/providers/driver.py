@@ -48,6 +48,7 @@ from ..types import (
 )
 from .assembler import Assembler
 from .errors import ABORTED_MESSAGE, MID_REPLY_MARKER, ProviderError, format_delay
+from .payload_cache import payload_json
 from .retry import send_with_retries
 
 
@@ -249,7 +250,10 @@ async def _run(call: StreamCall) -> None:
             replaced = await maybe_await(options.on_payload(payload, model))
             if replaced is not None:
                 payload = replaced
-        body = json_stringify(payload).encode("utf-8", errors="replace")
+            text = json_stringify(payload)
+        else:
+            text = payload_json(payload)  # the conversation's JSON kept from its last request
+        body = text.encode("utf-8", errors="replace")
         request = HttpRequest(method="POST", url=built.url, headers=built.headers, body=body)
         call.response = await send_with_retries(call, request)
         if options.on_response is not None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
-from ..transform import transform_messages
+from ..transform import NormalizeToolCallId, transform_messages
 from ..types import (
     AssistantMessage,
     Context,
@@ -30,6 +31,7 @@ from .driver import BuiltRequest, StreamCall, stream_function
 from .errors import ProviderError, parse_json_data, truncate_body, try_json
 from .headers import join_url, merge_headers
 from .options import option, reasoning_level
+from .payload_cache import wire_items
 from .wire_apis import GOOGLE_GENERATIVE_AI
 
 DESCRIPTOR = GOOGLE_GENERATIVE_AI
@@ -68,15 +70,25 @@ def _inline(block: ImageContent) -> dict[str, Any]:
     return {"inlineData": {"mimeType": block.mime_type, "data": block.data}}
 
 
-def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
+def _normalizer(model: Model) -> NormalizeToolCallId:
     def normalize(id: str, _model: Model, _source: AssistantMessage) -> str:
         return _ID_SANITIZE.sub("_", id)[:64] if requires_tool_call_id(model.id) else id
 
-    messages = transform_messages(context.messages, model, normalize)
+    return normalize
+
+
+def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
+    contents: list[dict[str, Any]] = []
+    _convert_messages(model, transform_messages(context.messages, model, _normalizer(model)), contents, None)
+    return contents
+
+
+def _convert_messages(model: Model, messages: list[Any], contents: list[dict[str, Any]], state: None) -> None:
+    """Append the contents of transformed ``messages`` (payload_cache.Convert: no state; a tool
+    result joins the function responses of the last content, which a cut never leaves last)."""
     vision = "image" in model.input
     include_id = requires_tool_call_id(model.id)
     gemini3 = _is_gemini3(model.id)
-    contents: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
@@ -146,7 +158,6 @@ def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
                 contents.append(
                     {"role": "user", "parts": [{"text": "Tool result image:"}, *[_inline(b) for b in images]]}
                 )
-    return contents
 
 
 def _thinking_level(model_id: str, effort: str) -> str:
@@ -186,7 +197,17 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "any": "ANY"}
 
 
 def build_payload(model: Model, context: Context, options: SimpleStreamOptions) -> dict[str, Any]:
-    params: dict[str, Any] = {"contents": convert_contents(model, context)}
+    contents, _ = wire_items(
+        API,
+        model,
+        context.messages,
+        _normalizer(model),
+        partial(_convert_messages, model),
+        [],
+        None,
+        use_cache=options.on_payload is None,
+    )
+    params: dict[str, Any] = {"contents": contents}
     if context.system_prompt:
         params["systemInstruction"] = {"role": "user", "parts": [{"text": sanitize_surrogates(context.system_prompt)}]}
     if context.tools:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -32,6 +33,7 @@ from .driver import StreamCall, stream_function
 from .errors import ProviderError, openai_style_error, parse_json_data
 from .openai_shared import OpenAIRequestBuilder
 from .options import mapped_level, option, reasoning_level
+from .payload_cache import wire_items
 from .wire_apis import OPENAI_COMPLETIONS
 
 DESCRIPTOR = OPENAI_COMPLETIONS
@@ -150,13 +152,30 @@ def convert_messages(
 ) -> list[dict[str, Any]]:
     if messages is None:
         messages = transform_messages(context.messages, model, normalize_tool_call_id(model))
+    params = _system_message(model, context, compat)
+    _convert_messages(model, compat, messages, params, (None, False))
+    return params
+
+
+def _system_message(model: Model, context: Context, compat: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if not context.system_prompt:
+        return []
+    role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+    return [{"role": role, "content": sanitize_surrogates(context.system_prompt)}]
+
+
+def _convert_messages(
+    model: Model,
+    compat: Mapping[str, Any],
+    messages: list[Any],
+    params: list[dict[str, Any]],
+    state: tuple[str | None, bool],
+) -> tuple[str | None, bool]:
+    """Append the params of transformed ``messages``; ``state`` (before them and returned after
+    them): the role of the last message written, whether a tool was used (payload_cache.Convert)."""
+    last_role, tool_history = state
     vision = "image" in model.input
-    params: list[dict[str, Any]] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-        params.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
     bridge = {"role": "assistant", "content": "I have processed the tool results."}
-    last_role: str | None = None
     index = 0
     while index < len(messages):
         message = messages[index]
@@ -217,7 +236,7 @@ def convert_messages(
             else:
                 last_role = "toolResult"
         index += 1
-    return params
+    return last_role, tool_history or _has_tool_history(messages)
 
 
 def _convert_assistant(model: Model, message: AssistantMessage, compat: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -267,41 +286,57 @@ def _convert_assistant(model: Model, message: AssistantMessage, compat: Mapping[
     return out
 
 
-def _add_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) -> bool:
+def _with_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``message`` with its last text marked (``None`` when it has none): the message
+    may be the cached one of earlier requests (payload_cache.py), never changed in place."""
     content = message.get("content")
     if isinstance(content, str):
         if not content:
-            return False
-        message["content"] = [{"type": "text", "text": content, "cache_control": cache_control}]
-        return True
+            return None
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": cache_control}]}
     if isinstance(content, list):
-        for part in reversed(content):
+        for index in range(len(content) - 1, -1, -1):
+            part = content[index]
             if isinstance(part, dict) and part.get("type") == "text":
-                part["cache_control"] = cache_control
-                return True
-    return False
+                parts = list(content)
+                parts[index] = {**part, "cache_control": cache_control}
+                return {**message, "content": parts}
+    return None
 
 
 def _apply_cache_control(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, cache_control: dict[str, Any], full: bool
 ) -> None:
     if full:
-        for message in messages:
+        for index, message in enumerate(messages):
             if message["role"] in ("system", "developer"):
-                _add_cache_control(message, cache_control)
+                marked = _with_cache_control(message, cache_control)
+                if marked is not None:
+                    messages[index] = marked
                 break
         if tools:
             tools[-1]["cache_control"] = cache_control
-    for message in reversed(messages):
-        if message["role"] in ("user", "assistant") and _add_cache_control(message, cache_control):
-            return
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] in ("user", "assistant"):
+            marked = _with_cache_control(messages[index], cache_control)
+            if marked is not None:
+                messages[index] = marked
+                return
 
 
 def build_payload(model: Model, context: Context, options: SimpleStreamOptions) -> dict[str, Any]:
     compat = get_compat(model)
     retention = options.cache_retention or "short"
-    transformed = transform_messages(context.messages, model, normalize_tool_call_id(model))
-    messages = convert_messages(model, context, compat, transformed)
+    messages, (_, tool_history) = wire_items(
+        API,
+        model,
+        context.messages,
+        normalize_tool_call_id(model),
+        partial(_convert_messages, model, compat),
+        _system_message(model, context, compat),
+        (None, False),
+        use_cache=options.on_payload is None,
+    )
     params: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if options.session_id and retention != "none" and "api.openai.com" in model.base_url:
         params["prompt_cache_key"] = options.session_id[:64]
@@ -325,7 +360,7 @@ def build_payload(model: Model, context: Context, options: SimpleStreamOptions) 
         params["tools"] = tools
         if compat["zaiToolStream"]:
             params["tool_stream"] = True
-    elif _has_tool_history(transformed):
+    elif tool_history:
         params["tools"] = []
     if retention != "none":
         if compat["cacheControlFormat"] == "anthropic":

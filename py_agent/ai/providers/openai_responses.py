@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from .._util import json_stringify
@@ -30,6 +31,7 @@ from .driver import StreamCall, stream_function
 from .errors import ProviderError, openai_style_error, parse_json_data
 from .openai_shared import OpenAIRequestBuilder
 from .options import compat_value, mapped_level, option, reasoning_level
+from .payload_cache import wire_items
 from .wire_apis import OPENAI_RESPONSES
 
 DESCRIPTOR = OPENAI_RESPONSES
@@ -76,15 +78,22 @@ def _image(block: ImageContent) -> dict[str, Any]:
 
 
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    messages = transform_messages(context.messages, model, tool_call_id_normalizer(model))
+    items = _system_item(model, context)
+    _convert_messages(model, transform_messages(context.messages, model, tool_call_id_normalizer(model)), items, 0)
+    return items
+
+
+def _system_item(model: Model, context: Context) -> list[dict[str, Any]]:
+    if not context.system_prompt:
+        return []
+    developer = model.reasoning and compat_value(model, "supportsDeveloperRole", True) is not False
+    return [{"role": "developer" if developer else "system", "content": sanitize_surrogates(context.system_prompt)}]
+
+
+def _convert_messages(model: Model, messages: list[Any], items: list[dict[str, Any]], msg_index: int) -> int:
+    """Append the items of transformed ``messages``; ``msg_index``: how many messages were written
+    before them (fallback ids count them), returned after them (payload_cache.Convert)."""
     vision = "image" in model.input
-    items: list[dict[str, Any]] = []
-    if context.system_prompt:
-        developer = model.reasoning and compat_value(model, "supportsDeveloperRole", True) is not False
-        items.append(
-            {"role": "developer" if developer else "system", "content": sanitize_surrogates(context.system_prompt)}
-        )
-    msg_index = 0
     for message in messages:
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
@@ -163,12 +172,22 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
                 result = sanitize_surrogates(text if text else "(see attached image)")
             items.append({"type": "function_call_output", "call_id": call_id, "output": result})
         msg_index += 1
-    return items
+    return msg_index
 
 
 def build_payload(model: Model, context: Context, options: SimpleStreamOptions) -> dict[str, Any]:
     retention = options.cache_retention or "short"
-    params: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
+    items, _ = wire_items(
+        API,
+        model,
+        context.messages,
+        tool_call_id_normalizer(model),
+        partial(_convert_messages, model),
+        _system_item(model, context),
+        0,
+        use_cache=options.on_payload is None,
+    )
+    params: dict[str, Any] = {"model": model.id, "input": items, "stream": True}
     if retention != "none" and options.session_id:
         params["prompt_cache_key"] = options.session_id[:64]
     long_ok = compat_value(model, "supportsLongCacheRetention", "api.openai.com" in model.base_url)
