@@ -103,9 +103,9 @@ class Compactor:
         window = model.context_window or 0
         same_model = message.provider == model.provider and message.model == model.id
         overflow = same_model and is_context_overflow(message, window)
-        if not overflow and message.stop_reason != "error":
-            if not should_compact(calculate_context_tokens(message.usage), window, settings):
-                return False  # before every send: the session's path is walked only when it may count
+        usage_says_fine = not should_compact(calculate_context_tokens(message.usage), window, settings)
+        if not overflow and message.stop_reason != "error" and usage_says_fine:
+            return False  # before every send: the session's path is walked only when it may count
         latest = self._latest_compaction()
         compacted_at = parse_iso_ms(latest.timestamp) if latest is not None else None
         # A reply from before the latest compaction says nothing about the context now.
