@@ -678,6 +678,26 @@ def targets(
 
 
 NOTES = """
+Typing and ready, issue 32, third round (2026-12-06, the machine idle: read the load above). The
+message box takes typing once the page is parsed: web/boot/early-start.js shows the app's frame
+with the box focused (the step "the frame and its message box shown", 147 ms) before
+web/boot/early.js, a module, is evaluated (271 ms) and draws the first screen into it (298 ms): a
+key shows 176 ms from navigation (356 ms last round), 91 ms before the first screen. Ready warm /
+the floor page: 2.50x (1490 / 595 ms), 2.43x with the CPU throttled 4x (1.92x last round, 2.39x
+the round before: the throttled ratio moves by 0.3-0.5 between runs). Where a warm visit's time
+beyond the floor goes, from marks put into web/app.js for one run of 6 warm visits (not kept) and
+Chromium's CPU profile of the same step: from boot's ready to the app's, 170-330 ms: the app's
+Python start 40-80 ms, its `init` ~10 ms, and opening the session 90-250 ms, of which Python's part
+is ~30 ms (IndexedDB ~5, the session's tree ~15) and drawing the transcript 70-90 ms: the demo's
+one reply rendered by marked and highlight.js for the first time in the page (marked's lexer 44
+ms, highlight.js 17 ms; the same reply takes ~1 ms once they are warm). Before boot's ready: the
+wait for the first screen's paint (Python's start waits for it, at most 300 ms) and the runtime's
+files through the service worker (download 209 ms). What 2x would take: the transcript's first full
+render moved after ready (the light first screen stays meanwhile), or the renderer's first use
+warmed where the page's thread waits anyway; and Python's start no longer waiting for the first
+screen's paint, now that the box takes typing before it. Each trades against the first screen's
+time (298 ms, target 300) and needs its own A/B run: not done this round.
+
 Typing and ready, issue 32 (2026-12-05; the machine shared with four other engineers' builds:
 read the load above). The message box takes a key as soon as it is drawn and focused: the key
 before the accepted one was pressed before the first screen (no box yet, or not focused). At a

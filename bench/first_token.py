@@ -322,11 +322,21 @@ What was between Enter and the request, and what changed (issue 32's first targe
   byte for byte (tests/providers/test_payload_cache.py). The "payload" and "JSON" rows build a
   send's request that way (~1 ms and ~0.7 ms at a load of 4).
 
+- Third round, also: the user's message is handed to IndexedDB in the turn its request's `fetch()`
+  is called (py_agent/app/chat.py `_save_soon`, py_agent/app/network.py `SentSignalTransport`):
+  a reload right after Enter lost it when its save waited for a later turn (2-16 ms after the
+  request, tests/browser/test_first_token.py); nothing moved before the request. Before a send, the
+  compaction check walks the session's path only when the last reply may call for compacting.
+  Measured on an idle machine (load 0.7-2): 17 ms added at 1,000 messages (11-20 per send), 10 ms
+  for a new session.
+
 What is left: the first request after a session is opened still builds its whole payload (nothing
 is kept yet), as does the first after an edit, a retry, a branch switch or a compaction (the
-agent's messages are read from the session again: new objects). After the request, the response's first bytes wait for what runs then
-on the page's thread (the held state and message drawn, the message's save, the sessions list
-refreshed 60 ms after it): the "fetch() call to the first delta" row against the plain fetch's.
+agent's messages are read from the session again: new objects); building it for the open session
+while the page is idle would cover the first. After the request, the response's first bytes wait
+for what runs then on the page's thread (the held state and message drawn, the message's save,
+the sessions list refreshed 60 ms after it): the "fetch() call to the first delta" row against the
+plain fetch's.
 """
 
 # The figures of the section as written before it recorded them (2026-12-05, load 3).
