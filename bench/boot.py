@@ -696,7 +696,10 @@ files through the service worker (download 209 ms). What 2x would take: the tran
 render moved after ready (the light first screen stays meanwhile), or the renderer's first use
 warmed where the page's thread waits anyway; and Python's start no longer waiting for the first
 screen's paint, now that the box takes typing before it. Each trades against the first screen's
-time (298 ms, target 300) and needs its own A/B run: not done this round.
+time (298 ms, target 300) and needs its own A/B run. Tried and left out: the renderer warmed on a
+detached element in an idle callback once the first screen was drawn: ready warm 1629-1656 ms
+against 1302-1507 ms without it (two alternating pairs of runs of 6 warm visits): the idle moment
+it found was the one right before Python's start, which it then delayed.
 
 Typing and ready, issue 32 (2026-12-05; the machine shared with four other engineers' builds:
 read the load above). The message box takes a key as soon as it is drawn and focused: the key
