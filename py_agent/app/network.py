@@ -12,6 +12,7 @@ page's real origin (:func:`set_page_origin`, told by the page at start).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -88,7 +89,11 @@ class SentSignalTransport:
 
     async def send(self, request: HttpRequest, signal: AbortSignal | None = None) -> HttpResponse:
         response = start_eagerly(self.inner.send(request, signal))
-        self.on_sent()
+        try:
+            self.on_sent()
+        except Exception as error:  # the request is on its way: reported as a callback's failure is
+            loop = asyncio.get_running_loop()
+            loop.call_exception_handler({"message": "on_sent failed", "exception": error})
         return await response
 
 

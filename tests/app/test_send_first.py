@@ -189,3 +189,32 @@ def backend_of(app: Any) -> MemoryBackend:
     backend = app.chat.store.backend
     assert isinstance(backend, MemoryBackend)
     return backend
+
+
+async def test_a_failure_told_the_request_has_left_does_not_fail_the_request() -> None:
+    """``_release`` runs inside the provider's request (SentSignalTransport): what fails there is
+    reported as a failed callback was before, and the request goes on."""
+    from py_agent.app.network import SentSignalTransport
+
+    reported: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+
+    def fails() -> None:
+        raise RuntimeError("a listener's bug")
+
+    try:
+        with MockProviderServer() as server:
+            server.script([{"text": "fine"}])
+            transport = SentSignalTransport(HttpxTransport(), fails)
+            request = HttpRequest(
+                method="POST",
+                url=f"{server.url}/v1/chat/completions",
+                headers={"content-type": "application/json", "authorization": f"Bearer {KEY}"},
+                body=b'{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}',
+            )
+            response = await transport.send(request)
+            assert b"fine" in await response.aread()
+    finally:
+        loop.set_exception_handler(None)
+    assert [str(context["exception"]) for context in reported] == ["a listener's bug"]
