@@ -110,7 +110,7 @@ async function keptAhead(ahead) {
  * @returns {ReadAhead | null}
  */
 export function readAhead(version, siteUrl, manifest) {
-  // Started by web/boot/early-start.js once the page was parsed, when it could.
+  // Started by web/boot/early-start.js as the page's head was read, when it could.
   const early = window.pyAgentEarlyReadAhead ?? null;
   window.pyAgentEarlyReadAhead = null;
   if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) {
