@@ -47,12 +47,9 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
     document.head.append(link);
   }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
-  const parsed = () => {
-    showFrame();
-    window.pyAgentEarlyReadAhead = startReadAhead();
-  };
-  if (document.readyState === "loading") document.addEventListener("readystatechange", parsed, { once: true });
-  else parsed();
+  window.pyAgentEarlyReadAhead = startReadAhead();
+  if (document.readyState === "loading") document.addEventListener("readystatechange", showFrame, { once: true });
+  else showFrame();
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
     try {
@@ -99,8 +96,7 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
   }
 
   // The worker that reads the kept memory snapshot and the packages off the page's thread
-  // (web/boot/read-ahead.js), started once the page is parsed (started with the page's head, it
-  // held up the frame by ~20 ms): web/boot/site-cache.js readAhead hands it its request once
+  // (web/boot/read-ahead.js), started now: web/boot/site-cache.js readAhead hands it its request once
   // web/boot/boot.js has manifest.json. Started there, it took ~200 ms to load and run, with the
   // runtime's start waiting for its first answer (BENCHMARKS.md, "Time to ready"). What it reports
   // before then (only a failure to load) is held for readAhead.
