@@ -6,9 +6,6 @@
 // The views call these functions as they would markdown.js's; web/app.js calls loadMarkdown() once
 // the app is ready.
 
-import { appScriptsFault } from "../boot/host-faults.js";
-import { toast } from "./toasts.js";
-
 /** @typedef {typeof import("./markdown.js")} MarkdownModule */
 /** @typedef {{ highlight?: boolean, streaming?: boolean }} MarkdownOptions */
 
@@ -37,24 +34,9 @@ export function loadMarkdown() {
     (error) => {
       loading = null; // tried again at the next call
       console.warn("py-agent: web/ui/markdown.js did not load; messages stay plain text", error);
-      explainFailure(error);
     },
   );
   return loading;
-}
-
-// Said on the page, naming the file and the fix when the host got one wrong (its type, a 404...):
-// the module graph's failure itself names nothing.
-/** @param {any} error */
-async function explainFailure(error) {
-  const manifest = window.pyAgent?.manifest;
-  const fault = manifest
-    ? await appScriptsFault((path) => new URL(path, document.baseURI).href, manifest).catch(() => null)
-    : null;
-  const why = fault ? `${fault.message} ${fault.hint ?? ""}`.trim() : `(${error?.message ?? error})`;
-  toast(`Messages are shown as plain text: the Markdown renderer did not load. ${why}`, "error", {
-    id: "markdown",
-  });
 }
 
 /**
