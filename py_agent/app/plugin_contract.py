@@ -25,7 +25,6 @@ calls the *same* provider (a subagent); never pass it, or a key, into a sandbox.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -194,19 +193,16 @@ class LoadedPlugins:
         return total
 
     async def storage_opened(self, backend: Any) -> list[str]:
-        """Let the plugins read their stored state, all at once; returns the problems (in the
-        plugins' order)."""
-
-        async def opened(plugin: Plugin) -> list[str]:
+        """Let the plugins read their stored state; returns the problems."""
+        problems: list[str] = []
+        for plugin in self.plugins:
             if plugin.on_storage_open is None:
-                return []
+                continue
             try:
-                return [str(p) for p in await plugin.on_storage_open(backend) or []]
+                problems.extend(str(p) for p in await plugin.on_storage_open(backend) or [])
             except Exception as error:
-                return [f"Plugin {plugin.name} could not read its stored state: {error}"]
-
-        found = await asyncio.gather(*(opened(plugin) for plugin in self.plugins))
-        return [problem for problems in found for problem in problems]
+                problems.append(f"Plugin {plugin.name} could not read its stored state: {error}")
+        return problems
 
     async def session_deleted(self, session_id: str) -> list[str]:
         """Tell the plugins that a session was deleted; returns the problems."""
