@@ -18,6 +18,7 @@ from test_app import call, idle, make_app
 
 from py_agent.ai.abort import AbortSignal
 from py_agent.ai.transport import HttpRequest, HttpResponse, set_default_transport
+from py_agent.app.network import SentSignalTransport
 from py_agent.app.storage import MemoryBackend, all_lines
 from py_agent.testing.mock_server import MockProviderServer
 from py_agent.transports.httpx import HttpxTransport
@@ -194,8 +195,6 @@ def backend_of(app: Any) -> MemoryBackend:
 async def test_a_failure_told_the_request_has_left_does_not_fail_the_request() -> None:
     """``_release`` runs inside the provider's request (SentSignalTransport): what fails there is
     reported as a failed callback was before, and the request goes on."""
-    from py_agent.app.network import SentSignalTransport
-
     reported: list[dict[str, Any]] = []
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(lambda _, context: reported.append(context))
