@@ -58,7 +58,7 @@ from ..session import (
 from .catalog import provider_info
 from .compacting import Compactor
 from .context_meter import context_meter
-from .errors import classify_error, describe_error
+from .errors import classify_error, describe_error, key_rejected
 from .keys import KeyRing
 from .network import SentSignalTransport, provider_transport, unreachable_advice
 from .plugin_contract import LoadedPlugins, ToolHost
@@ -380,9 +380,7 @@ class ChatSession:
                 self._check_key_rejected(message)
 
     def _check_key_rejected(self, message: AssistantMessage) -> None:
-        text = (message.error_message or "").lower()
-        markers = ("401", "403", "invalid api key", "invalid x-api-key", "incorrect api key", "authentication")
-        if any(marker in text for marker in markers) and self.keys.has(message.provider):
+        if key_rejected(message.error_message) and self.keys.has(message.provider):
             self._emit("key_rejected", {"provider": message.provider, "error": message.error_message})
 
     def _delivered(self, message: Any) -> None:
@@ -413,9 +411,10 @@ class ChatSession:
     def _save_soon(self) -> None:
         """Start saving the unsaved entries without waiting for it (``wait_idle`` does).
 
-        The save runs now up to the storage's write (IndexedDB takes it in this turn of the page,
-        right after the request's ``fetch()``): a write handed over survives a reload or a closed
-        tab, a task queued for the next turn would not (tests/browser/test_first_token.py)."""
+        The save runs now up to the storage's write (IndexedDB takes and commits it in this turn
+        of the page, right after the request's ``fetch()``: web/boot/idb.js ``write``): a write
+        committed survives a reload or a closed tab, a task queued for the next turn would not
+        (tests/browser/test_first_token.py)."""
         if self._held is not None:
             self._save_held = True
             return

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..ai.providers.errors import ABORTED_MESSAGE, MID_REPLY_MARKER
 from ..ai.providers.errors import extract_error_message as _extract
 
-__all__ = ["ErrorInfo", "classify_error", "clean_text", "describe_error", "friendly_error"]
+__all__ = ["ErrorInfo", "classify_error", "clean_text", "describe_error", "friendly_error", "key_rejected"]
 
 ErrorKind = Literal[
     "unreachable",  # no response at all: no network, DNS, refused, CORS
@@ -117,6 +117,23 @@ def classify_error(error_message: str | None, stop_reason: str = "error") -> Err
     if match:
         return ErrorInfo("http", status=int(match.group(1)), quote=_provider_words(match.group(2)))
     return ErrorInfo("other", quote=_quote(text))
+
+
+_KEY_WORDS = ("invalid api key", "invalid x-api-key", "incorrect api key", "api key not valid", "authentication")
+_KEY_STATUS = re.compile(r"\b40[13]\b")
+
+
+def key_rejected(error_message: str | None) -> bool:
+    """Whether a failed reply says the provider refused the key: an answer (HTTP 401 or 403, or
+    the provider's words about the key), never a request that got no answer, whatever its text
+    holds (a custom server down on port 4010 is not a rejected key)."""
+    info = classify_error(error_message)
+    if info.kind == "http" and info.status in (401, 403):
+        return True
+    if info.kind not in ("http", "other"):
+        return False
+    text = (error_message or "").lower()
+    return any(word in text for word in _KEY_WORDS) or (info.kind == "other" and bool(_KEY_STATUS.search(text)))
 
 
 def _http_text(status: int | None, label: str, detail: str) -> str:

@@ -56,16 +56,29 @@ class KeyRing:
         self._device: dict[str, str] = {}
         self._tab_keys: dict[str, str] = {}
         self._saved_at: dict[str, int] = {}
+        self._version = 0  # bumped as a change starts: a ``load`` under way reads again
 
     async def load(self) -> None:
-        self._device = {}
-        for provider, value in (await self._backend.kv_all("keys")).items():
+        """Read the stored keys again (the app's start; another tab changed them).
+
+        Until the read is done the ring answers with what it held, so a send meanwhile finds its
+        key. A change made here during the read is read again, not overwritten: IndexedDB orders
+        a read after a write begun before it."""
+        while True:
+            version = self._version
+            stored = await self._backend.kv_all("keys")
+            if version == self._version:
+                break
+        device: dict[str, str] = {}
+        saved_at: dict[str, int] = {}
+        for provider, value in stored.items():
             key = value.get("key") if isinstance(value, dict) else value
             if isinstance(key, str) and key:
-                self._device[provider] = key
+                device[provider] = key
                 saved = value.get("savedAt") if isinstance(value, dict) else None
                 if isinstance(saved, int):
-                    self._saved_at[provider] = saved
+                    saved_at[provider] = saved
+        self._device, self._saved_at = device, saved_at
         self._tab_keys = {p: k for p, k in self._tab.get_all().items() if isinstance(k, str) and k}
 
     def get(self, provider: str) -> str | None:
@@ -91,6 +104,7 @@ class KeyRing:
         key = key.strip()
         if not key:
             raise ValueError("The key is empty")
+        self._version += 1
         if remember:
             saved_at = int(time.time() * 1000)
             await self._backend.kv_put("keys", provider, {"key": key, "savedAt": saved_at})
@@ -106,6 +120,7 @@ class KeyRing:
                 self._device.pop(provider, None)
 
     async def delete(self, provider: str) -> None:
+        self._version += 1
         await self._backend.kv_delete("keys", provider)
         self._tab.delete(provider)
         self._device.pop(provider, None)
@@ -113,6 +128,7 @@ class KeyRing:
         self._saved_at.pop(provider, None)
 
     async def forget_all(self) -> None:
+        self._version += 1
         await self._backend.kv_clear("keys")
         self._tab.clear()
         self._device.clear()

@@ -19,7 +19,7 @@ from py_agent.ai.transport import HttpRequest, TransportError, set_default_trans
 from py_agent.app.catalog import search_models
 from py_agent.app.chat import error_view, estimate_tokens
 from py_agent.app.controller import WebApp
-from py_agent.app.errors import BROWSER_REFUSED, classify_error, clean_text, describe_error
+from py_agent.app.errors import BROWSER_REFUSED, classify_error, clean_text, describe_error, key_rejected
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.network import check_base_url, set_page_origin, unreachable_advice
 from py_agent.app.storage import MemoryBackend
@@ -79,6 +79,28 @@ def assert_readable(view: dict[str, Any]) -> None:
 )
 def test_stored_errors_are_classified(stored: str, kind: str) -> None:
     assert classify_error(stored).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("stored", "rejected"),
+    [
+        ('401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}', True),
+        ("403 Forbidden", True),
+        ("401 status code (no body)", True),
+        ('{"error":{"code":400,"message":"API key not valid. Please pass a valid API key."}}', True),
+        ('{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}', True),
+        ("400 Incorrect API key provided: sk-...", True),
+        # No answer came: whatever the text holds (a port, an address), the key was not refused.
+        ("Connection error: Failed to fetch (http://127.0.0.1:4010/v1/chat/completions).", False),
+        ("Connection error: ConnectError: [Errno 111] Connection refused (http://10.0.4.3:40312)", False),
+        ("Connection error: lost mid-reply: network error after 401 bytes", False),
+        ("Stream stalled: no data for 403s", False),
+        ('500 {"error":{"message":"upstream 4010 failed"}}', False),
+        ("429 Too many requests", False),
+    ],
+)
+def test_only_a_refused_key_reopens_the_key_dialog(stored: str, rejected: bool) -> None:
+    assert key_rejected(stored) is rejected
 
 
 def test_never_connected_and_lost_mid_reply_say_different_things() -> None:

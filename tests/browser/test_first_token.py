@@ -60,10 +60,12 @@ def test_a_reload_right_after_sending_loses_nothing(app: App, mock: MockProvider
     app.py("set_model", provider="Mock", id="mock-model")
     mock.reset()
     mock.script([{"text": "A slow reply", "delay_ms": 3000}])
-    app.type_and_enter("Sent just before a reload")
+    # Long, so that its write is still under way when the page goes (unless committed at once).
+    text = "Sent just before a reload." + " Every word of it counts." * 4_000
+    app.type_and_enter(text)
     wait_until(lambda: len(mock.requests) == 1, interval=0.002)  # the request has left; no reply yet
     page.reload()
     page.locator("html[data-app='ready']").wait_for(state="attached", timeout=120_000)
-    assert "Sent just before a reload" in json.dumps(app.idb_dump())
-    open_by_title(app, "Sent just before a reload")
-    assert app.user_texts() == ["Sent just before a reload"]
+    assert text in json.dumps(app.idb_dump())
+    open_by_title(app, "Sent just before a reload.")
+    assert app.user_texts() == [text]

@@ -56,6 +56,35 @@ function done(tx) {
   });
 }
 
+/**
+ * Runs `work` (requests only: nothing awaited) in one readwrite transaction, all or nothing, and
+ * commits it at once. A transaction left to commit on its own needs the page to see its requests
+ * succeed first, and is aborted when the page goes before that (a reload right after Enter loses
+ * the message: tests/browser/test_first_token.py); one committed is finished by the browser.
+ * @param {IDBDatabase} db
+ * @param {string | string[]} stores
+ * @param {IDBTransactionOptions} options
+ * @param {(tx: IDBTransaction) => unknown} work
+ */
+async function write(db, stores, options, work) {
+  const tx = db.transaction(stores, "readwrite", options);
+  const finished = done(tx);
+  try {
+    work(tx);
+    tx.commit();
+  } catch (error) {
+    // A request that throws at once must not leave the others to commit.
+    finished.catch(() => {});
+    try {
+      tx.abort();
+    } catch {
+      // already finished
+    }
+    throw storageError(error);
+  }
+  await finished;
+}
+
 function sessionRange(sessionId) {
   return IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]);
 }
@@ -135,33 +164,19 @@ export class Storage {
   async appendEntries(sessionId, firstSeq, linesJson, recordJson, clearDraft) {
     const lines = JSON.parse(linesJson);
     const record = JSON.parse(recordJson);
-    const tx = this.db.transaction(["entries", "sessions", "drafts"], "readwrite", { durability: "strict" });
-    const finished = done(tx);
-    try {
+    await write(this.db, ["entries", "sessions", "drafts"], { durability: "strict" }, (tx) => {
       const entries = tx.objectStore("entries");
       lines.forEach((line, i) => {
         entries.add({ sessionId, seq: firstSeq + i, line });
       });
       tx.objectStore("sessions").put(record);
       if (clearDraft) tx.objectStore("drafts").delete(sessionId);
-    } catch (error) {
-      // All or nothing: a request that throws at once must not leave the others to commit.
-      finished.catch(() => {});
-      try {
-        tx.abort();
-      } catch {
-        // already finished
-      }
-      throw storageError(error);
-    }
-    await finished;
+    });
   }
 
   async putSessionRecord(recordJson) {
-    const tx = this.db.transaction("sessions", "readwrite");
-    const finished = done(tx);
-    tx.objectStore("sessions").put(JSON.parse(recordJson));
-    await finished;
+    const record = JSON.parse(recordJson);
+    await write(this.db, "sessions", {}, (tx) => tx.objectStore("sessions").put(record));
   }
 
   async loadSession(sessionId) {
@@ -303,26 +318,21 @@ export class Storage {
   }
 
   async deleteSession(sessionId) {
-    const tx = this.db.transaction(["sessions", "entries", "drafts"], "readwrite");
-    const finished = done(tx);
-    tx.objectStore("sessions").delete(sessionId);
-    tx.objectStore("entries").delete(sessionRange(sessionId));
-    tx.objectStore("drafts").delete(sessionId);
-    await finished;
+    await write(this.db, ["sessions", "entries", "drafts"], {}, (tx) => {
+      tx.objectStore("sessions").delete(sessionId);
+      tx.objectStore("entries").delete(sessionRange(sessionId));
+      tx.objectStore("drafts").delete(sessionId);
+    });
   }
 
   async putDraft(sessionId, message) {
-    const tx = this.db.transaction("drafts", "readwrite");
-    const finished = done(tx);
-    tx.objectStore("drafts").put({ sessionId, message, savedAt: Date.now() });
-    await finished;
+    await write(this.db, "drafts", {}, (tx) =>
+      tx.objectStore("drafts").put({ sessionId, message, savedAt: Date.now() }),
+    );
   }
 
   async deleteDraft(sessionId) {
-    const tx = this.db.transaction("drafts", "readwrite");
-    const finished = done(tx);
-    tx.objectStore("drafts").delete(sessionId);
-    await finished;
+    await write(this.db, "drafts", {}, (tx) => tx.objectStore("drafts").delete(sessionId));
   }
 
   checkStore(store) {
@@ -337,18 +347,13 @@ export class Storage {
 
   async kvPut(store, key, json) {
     this.checkStore(store);
-    const tx = this.db.transaction(store, "readwrite");
-    const finished = done(tx);
-    tx.objectStore(store).put(JSON.parse(json), key);
-    await finished;
+    const value = JSON.parse(json);
+    await write(this.db, store, {}, (tx) => tx.objectStore(store).put(value, key));
   }
 
   async kvDelete(store, key) {
     this.checkStore(store);
-    const tx = this.db.transaction(store, "readwrite");
-    const finished = done(tx);
-    tx.objectStore(store).delete(key);
-    await finished;
+    await write(this.db, store, {}, (tx) => tx.objectStore(store).delete(key));
   }
 
   async kvAll(store) {
@@ -365,9 +370,6 @@ export class Storage {
 
   async kvClear(store) {
     this.checkStore(store);
-    const tx = this.db.transaction(store, "readwrite");
-    const finished = done(tx);
-    tx.objectStore(store).clear();
-    await finished;
+    await write(this.db, store, {}, (tx) => tx.objectStore(store).clear());
   }
 }

@@ -50,6 +50,8 @@ function db() {
 async function store(mode, work) {
   const tx = (await db()).transaction(STORE, mode);
   const request = work(tx.objectStore(STORE));
+  // Committed at once: a write the page leaves to commit on its own is lost if the page goes first.
+  if (mode === "readwrite") tx.commit();
   await new Promise((resolve, reject) => {
     tx.oncomplete = resolve;
     tx.onerror = tx.onabort = () => reject(tx.error);

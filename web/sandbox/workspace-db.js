@@ -76,6 +76,8 @@ async function transaction(mode, work, name = STORE) {
   const tx = db.transaction(name, mode);
   const store = tx.objectStore(name);
   const result = work(store);
+  // Committed at once: a write the page leaves to commit on its own is lost if the page goes first.
+  if (mode === "readwrite") tx.commit();
   await new Promise((resolve, reject) => {
     tx.oncomplete = resolve;
     tx.onerror = () => reject(describe(tx.error));
