@@ -678,6 +678,42 @@ def targets(
 
 
 NOTES = """
+Ready, issue 32, third round, second pass (2026-12-06; read the load above: the runs themselves
+keep both cores busy). Where a warm visit's time beyond the floor page's went, from Chromium traces
+(with V8's wasm categories) and CPU profiles of warm visits and marks put into the page for those
+runs (not kept), and what was done (each checked in an A/B run of 12-16 warm visits per build,
+the builds alternating, on the same machine):
+- the read-ahead worker (web/boot/read-ahead.js) took ~200 ms to load before it answered boot.js,
+  and the runtime's start waited for its answer: web/boot/early-start.js now starts it once the
+  page is parsed and boot.js's request goes to it (ready -80 ms; started with the page's head
+  instead, it held up the frame that takes typing by ~20 ms);
+- app.js's modules were evaluated with marked, DOMPurify and highlight.js, and the transcript was
+  drawn by them for the first time (~100 ms of the page's thread), while the runtime's JavaScript
+  was still arriving (preloaded only once the first screen was painted): the Markdown renderer
+  loads once the app is ready (web/ui/markdown-deferred.js: a message's text is plain until then),
+  and web/boot/early.js preloads pyodide.asm.js as soon as it has drawn (ready -130 ms, the first
+  screen unchanged; preloaded once the page is parsed instead: -150 ms, but the first screen +15 ms);
+- the app's Python start: the plugins' commands read their type hints (Python 3.14 compiles each
+  annotation: ~50 ms), the stored state read one record after another, the sessions list and the
+  MCP registry asked for before the session opened, a `lock_state` round trip after it, and the
+  context meter's first use of the browser's number formatting (~20 ms): the app's part (boot's
+  ready to the app's) went from 250-290 to 180-230 ms.
+Together, in one A/B run of the build before them and this one (4 runs of 4 warm visits each):
+ready warm 1596 -> 1355 ms, the first screen 261 -> 276 ms (the worker then started with the page's
+head). What is left beyond the floor: the first screen before Python's start (~280 ms); Pyodide's
+WebAssembly, compiled lazily as Python first runs each function in the page (~1,060 functions, 64 ms, before boot's ready; ~570, 38 ms,
+after it); and the page's JavaScript, compiled again at every visit: V8's code cache is made at
+every visit and not used for files the service worker put in Cache Storage outside its install
+event (checked on a page of two modules: only the one cached in `install` was not compiled again).
+The Markdown renderer's load after ready is one task of ~60 ms (~200 ms with the CPU throttled
+4x): the streaming benchmark's throttled runs, which send at once, show it as their longest task
+(94-215 ms; 93-331 ms last round, without it).
+In this benchmark's runs: 2.25x (1474 / 656 ms) here, 1.77x throttled; 1.99x (1381 / 695 ms) and
+1.55x throttled in a run an hour earlier, of the build before the read-ahead worker's start moved
+from the page's head to the page's end. The first screen warm: 346 ms here, 329 ms then, against
+298 ms last round (the benchmark calls it a regression); in the A/B runs above, without keys
+pressed during the load, 261 -> 276 ms, and 308 ms with the worker started at either place.
+
 Typing and ready, issue 32, third round (2026-12-06, the machine idle: read the load above). The
 message box takes typing once the page is parsed: web/boot/early-start.js shows the app's frame
 with the box focused (the step "the frame and its message box shown", 147 ms) before

@@ -5,9 +5,10 @@
 
 import { early } from "./boot/early.js";
 import { ready, firstScreenDrawn } from "./boot/boot.js";
-import { connect, py, on, receive } from "./ui/bridge.js";
+import { afterStart, appStarted, connect, py, on, receive } from "./ui/bridge.js";
 import { $, h, icon, formatTokens, formatCost, announce, friendlyError, nameNode, nameText } from "./ui/dom.js";
 import { ChatView } from "./ui/chat.js";
+import { loadMarkdown } from "./ui/markdown-deferred.js";
 import { Composer } from "./ui/composer.js";
 import { SessionList } from "./ui/sessions.js";
 import { pickModel } from "./ui/model-picker.js";
@@ -91,6 +92,8 @@ async function main() {
   reveal();
   app.pythonReady = true;
   document.documentElement.dataset.app = "ready";
+  appStarted();
+  loadMarkdown(); // the transcript's text was drawn plain until now (web/ui/markdown-deferred.js)
   focusComposer();
   await sendEarlyMessages();
 }
@@ -376,7 +379,9 @@ function buildUi() {
 
 // What needs Python: the sessions list from it, the welcome screen (its providers).
 function wirePython() {
-  ui.sessions.refresh();
+  // The list as the first screen drew it from IndexedDB until then (web/boot/early.js): Python's
+  // reading of it waits until the app is ready.
+  afterStart.then(() => ui.sessions.refresh());
   buildWelcome();
 }
 
@@ -534,7 +539,9 @@ async function route(seq) {
       if (newest()) releaseSession();
       return;
     }
-    await py("lock_state", { session_id: id, held: got });
+    // The lock's state, unless the session opened in it already (it is told otherwise when it was
+    // open before): one round trip less before the app is ready.
+    if (result.readOnly !== !got) await py("lock_state", { session_id: id, held: got });
   } else {
     if (app.state && !app.state.persisted && app.currentId && showsOpenSession()) return;
     // The empty chat at once (Python may be busy a while, e.g. still reading a long session).

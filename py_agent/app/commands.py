@@ -11,6 +11,7 @@ checks every ``py("name", {...})`` call of ``web/`` against the table.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -60,8 +61,14 @@ class Command:
 
     name: str
     handler: Callable[..., Any]
-    params: tuple[Param, ...] = ()
     method: bool = False
+
+    @functools.cached_property
+    def params(self) -> tuple[Param, ...]:
+        """Read from the handler's signature at first use, not when the command is declared: its
+        type hints are evaluated then (Python 3.14 compiles each annotation's source), which took
+        ~50 ms of the page's start for the plugins' commands, declared as the app starts."""
+        return _params(self.handler, skip_first=self.method)
 
     def check(self, args: Mapping[str, Any]) -> None:
         known = {p.name: p for p in self.params}
@@ -106,14 +113,23 @@ def _params(handler: Callable[..., Any], skip_first: bool) -> tuple[Param, ...]:
     return tuple(result)
 
 
+def _check_named(handler: Callable[..., Any]) -> None:
+    # At declaration, as the parameters were read then: a cheap look at the code's flags.
+    code = getattr(getattr(handler, "__func__", handler), "__code__", None)
+    if code is not None and code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        raise TypeError(f"{handler.__qualname__}: a command's parameters must be named")
+
+
 def command(name: str, handler: Callable[..., Any]) -> Command:
     """A plugin's command ``name``: ``handler(**args)``, its parameters read from its signature."""
-    return Command(name, handler, _params(handler, skip_first=False))
+    _check_named(handler)
+    return Command(name, handler)
 
 
 def method_command(name: str, method: Callable[..., Any]) -> Command:
     """One of the app's commands: an unbound method of the app, called with the app first."""
-    return Command(name, method, _params(method, skip_first=True), method=True)
+    _check_named(method)
+    return Command(name, method, method=True)
 
 
 class CommandTable:

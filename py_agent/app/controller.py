@@ -175,10 +175,16 @@ class WebApp:
 
     async def start(self) -> None:
         register_demo_model(**({} if self._demo_tps is None else {"tokens_per_second": self._demo_tps}))
-        self.startup_notices.extend(await self.plugins.storage_opened(self.backend))
-        self.settings = await self.backend.kv_all("settings")
-        await self.keys.load()
-        for name, record in (await self.backend.kv_all("providers")).items():
+        # The stored records are read at once, not one after the other: in the page each read is a
+        # round trip to IndexedDB, and the app's start waited for them in turn.
+        problems, self.settings, _, providers = await asyncio.gather(
+            self.plugins.storage_opened(self.backend),
+            self.backend.kv_all("settings"),
+            self.keys.load(),
+            self.backend.kv_all("providers"),
+        )
+        self.startup_notices.extend(problems)
+        for name, record in providers.items():
             try:
                 self._register_custom(record)
             except Exception as error:
@@ -367,7 +373,7 @@ class WebApp:
             self.notice(error, "warn")
         self.emit("transcript", {"sessionId": chat.id, "items": chat.transcript()})
         self.emit("session_state", chat.state())
-        return {"sessionId": chat.id, "persisted": chat.persisted}
+        return {"sessionId": chat.id, "persisted": chat.persisted, "readOnly": chat.read_only}
 
     def _start_switch(self) -> int:
         self._switch_seq += 1

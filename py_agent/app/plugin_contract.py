@@ -25,6 +25,7 @@ calls the *same* provider (a subagent); never pass it, or a key, into a sandbox.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -193,16 +194,19 @@ class LoadedPlugins:
         return total
 
     async def storage_opened(self, backend: Any) -> list[str]:
-        """Let the plugins read their stored state; returns the problems."""
-        problems: list[str] = []
-        for plugin in self.plugins:
+        """Let the plugins read their stored state, all at once; returns the problems (in the
+        plugins' order)."""
+
+        async def opened(plugin: Plugin) -> list[str]:
             if plugin.on_storage_open is None:
-                continue
+                return []
             try:
-                problems.extend(str(p) for p in await plugin.on_storage_open(backend) or [])
+                return [str(p) for p in await plugin.on_storage_open(backend) or []]
             except Exception as error:
-                problems.append(f"Plugin {plugin.name} could not read its stored state: {error}")
-        return problems
+                return [f"Plugin {plugin.name} could not read its stored state: {error}"]
+
+        found = await asyncio.gather(*(opened(plugin) for plugin in self.plugins))
+        return [problem for problems in found for problem in problems]
 
     async def session_deleted(self, session_id: str) -> list[str]:
         """Tell the plugins that a session was deleted; returns the problems."""

@@ -52,6 +52,17 @@ def warm() -> None:
             with contextlib.suppress(Exception):
                 build()  # imports the plugin's modules
     with contextlib.suppress(Exception):
+        # The shipped subagent definitions, read and parsed once (~17 ms of the app's start).
+        from py_agent.tools.subagent_definitions import builtin_definitions
+
+        builtin_definitions()
+    with contextlib.suppress(Exception):
+        # The app's commands' parameters, read from their handlers' type hints at first use.
+        from py_agent.app.controller import APP_COMMANDS
+
+        for command in APP_COMMANDS:
+            _ = command.params
+    with contextlib.suppress(Exception):
         from py_agent.ai import models
 
         models._load()

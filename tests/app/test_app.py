@@ -522,3 +522,36 @@ async def test_custom_models_are_described_from_discovery_and_the_users_descript
         assert listed["modelSpecs"][0] == spec and listed["modelSpecs"][1] == {"id": "extra-model"}
         picked = (await call(app, "search_models", query="llama-3.1-8b"))["models"][0]
         assert picked["reasoning"] is True and picked["contextWindow"] == 65536
+
+
+async def test_the_start_reads_the_stored_state_at_once() -> None:
+    # In the page each read is a round trip to IndexedDB: the app's start does not wait for them in turn.
+    class Counting(MemoryBackend):
+        reading = 0
+        most = 0
+
+        async def kv_all(self, store: str) -> dict[str, Any]:
+            self.reading += 1
+            self.most = max(self.most, self.reading)
+            await asyncio.sleep(0)
+            self.reading -= 1
+            return await super().kv_all(store)
+
+    backend = Counting()
+    await backend.kv_put("settings", "thinkingLevel", "high")
+    app, _ = await make_app(backend)
+    assert backend.most >= 3  # settings, keys and custom providers
+    assert app.settings["thinkingLevel"] == "high"
+
+
+async def test_open_session_says_whether_it_opened_read_only() -> None:
+    backend = MemoryBackend()
+    app, _ = await make_app(backend)
+    await call(app, "new_session")
+    await call(app, "send", text="Hello")
+    await idle(app)
+    session_id = app.chat.id if app.chat else ""
+    other, _ = await make_app(backend)
+    assert (await call(other, "open_session", id=session_id, read_only=True))["readOnly"] is True
+    third, _ = await make_app(backend)
+    assert (await call(third, "open_session", id=session_id))["readOnly"] is False

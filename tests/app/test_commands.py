@@ -189,3 +189,36 @@ def test_parameters_come_from_the_handler_signature() -> None:
         assert "declared twice" in str(error)
     else:
         raise AssertionError("a command declared twice was accepted")
+
+
+def test_parameters_are_read_at_first_use_and_named_ones_only(monkeypatch: Any) -> None:
+    import typing
+
+    read: list[object] = []
+    original = typing.get_type_hints
+
+    def counting(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        read.append(obj)
+        return original(obj, *args, **kwargs)
+
+    monkeypatch.setattr(typing, "get_type_hints", counting)
+
+    def handler(name: str, count: int = 1) -> None:
+        return None
+
+    declared = command("demo", handler)
+    # Declaring it evaluates no annotation (the app's start declares the plugins' commands).
+    assert read == []
+    assert [p.name for p in declared.params] == ["name", "count"]
+    assert [p.name for p in declared.params] == ["name", "count"]
+    assert read == [handler]
+
+    def loose(**options: Any) -> None:
+        return None
+
+    try:
+        command("loose", loose)
+    except TypeError as error:
+        assert "must be named" in str(error)
+    else:
+        raise AssertionError("a command taking **options was declared")

@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+from py_agent.app import subagent_tool
 from py_agent.app.controller import WebApp
 from py_agent.app.keys import MemoryTabStore
 from py_agent.app.storage import MemoryBackend
@@ -81,8 +82,9 @@ async def test_agents_settings_commands_store_and_reload() -> None:
     await call(app, "agent_delete", name="outsider")
     await settle()
 
-    # A new page over the same storage sees the same definitions.
-    agent_registry().load_records([])
+    # A new page over the same storage sees the same definitions. A page has a registry of its own:
+    # emptying this one would also have the first app save it, empty, over what it stored.
+    subagent_tool._registry = None
     app2, _ = await make_app(backend)
     rows = {a["name"]: a for a in (await call(app2, "agents_list"))["agents"]}
     assert rows["helper"]["description"] == "Helps better"

@@ -423,8 +423,8 @@ def test_a_host_fault_is_named_with_its_file_and_fix(
 def test_an_app_script_of_the_wrong_type_is_named(
     built_site: Path, faulty_host: Callable[[dict[str, str]], str], browser: Any
 ) -> None:
-    # The sanitizer's library (an .mjs file upstream): app.js's module graph stops without it.
-    file = "vendor/purify.es.js"
+    # One of app.js's modules: app.js's module graph stops without it.
+    file = "ui/composer.js"
     base = faulty_host({file: "wrong-type"})
     page = browser.new_page()
     try:
@@ -435,6 +435,31 @@ def test_an_app_script_of_the_wrong_type_is_named(
             assert word in message, f"{word!r} not in the error shown:\n{message}"
         assert page.get_attribute("html", "data-app") == "loading"
         assert page.locator("#boot-ready").is_hidden()
+    finally:
+        page.context.close()
+
+
+def test_a_markdown_library_of_the_wrong_type_is_named_and_the_app_works(
+    faulty_host: Callable[[dict[str, str]], str], browser: Any
+) -> None:
+    # The sanitizer's library (an .mjs file upstream), loaded once the app is ready
+    # (web/ui/markdown-deferred.js): the app works, messages stay plain text, and the page says why.
+    file = "vendor/purify.es.js"
+    base = faulty_host({file: "wrong-type"})
+    page = browser.new_page()
+    try:
+        page.goto(base + "/?demo-tps=0")
+        page.locator("html[data-app='ready']").wait_for(state="attached", timeout=120_000)
+        alert = page.get_by_role("alert").filter(has_text="Markdown renderer")
+        alert.wait_for(timeout=60_000)
+        message = alert.inner_text()
+        for word in [file, "application/octet-stream", "text/javascript", "AddType text/javascript .js"]:
+            assert word in message, f"{word!r} not in the notice shown:\n{message}"
+        page.locator("#input").fill("Hello **there**")
+        page.locator("#input").press("Enter")
+        reply = page.locator("#transcript .msg.assistant:not(.streaming) .md").first
+        reply.wait_for(timeout=60_000)
+        assert reply.inner_text().strip() and reply.evaluate("el => el.classList.contains('md-plain')")
     finally:
         page.context.close()
 

@@ -28,6 +28,8 @@ from streaming import reply_text
 
 SCRIPT = """async ([fulls, deltas, final]) => {
   const { ChatView } = await import("/ui/chat.js");
+  // The app loads the Markdown renderer once it is ready (web/ui/markdown-deferred.js).
+  await (await import("/ui/markdown-deferred.js")).loadMarkdown();
   const views = [];
   const make = () => {
     const scroller = document.createElement("div");

@@ -396,11 +396,12 @@ async function firstScreen() {
 }
 
 // The runtime's JavaScript (pyodide/pyodide.asm.js, 1.2 MB), which Pyodide's loader imports once
-// Python's start has waited for the first screen: preloaded from then on (usually as this module
-// runs: it runs after the page is parsed, by when the first screen is mostly drawn), not with the
-// page's head. Parsed meanwhile, on the renderer's background threads, it held up the delivery of
-// the first screen's own files (Chromium traces: 110-320 ms of its parse before the first screen).
-// (On a first visit, web/boot/early-start.js preloads it at once: it comes from the network then.)
+// Python's start has waited for the first screen: preloaded by web/boot/early.js as soon as it has
+// drawn the first screen, and here once a first screen is painted (when early.js did not draw
+// it), not with the page's head. Parsed meanwhile, on the renderer's background threads, it held up
+// the delivery of the first screen's own files (Chromium traces: 110-320 ms of its parse before the
+// first screen). (On a first visit, web/boot/early-start.js preloads it at once: it comes from the
+// network then.)
 firstScreenShown().then(() => {
   const link = document.createElement("link");
   link.rel = "modulepreload";

@@ -47,8 +47,12 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
     document.head.append(link);
   }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
-  if (document.readyState === "loading") document.addEventListener("readystatechange", showFrame, { once: true });
-  else showFrame();
+  const parsed = () => {
+    showFrame();
+    window.pyAgentEarlyReadAhead = startReadAhead();
+  };
+  if (document.readyState === "loading") document.addEventListener("readystatechange", parsed, { once: true });
+  else parsed();
   window.pyAgentEarlyDatabase = new Promise((resolve) => {
     let request;
     try {
@@ -92,6 +96,27 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
       app.hidden = true;
     });
     watch.observe(root, { attributes: true, attributeFilter: ["data-state", "data-app"] });
+  }
+
+  // The worker that reads the kept memory snapshot and the packages off the page's thread
+  // (web/boot/read-ahead.js), started once the page is parsed (started with the page's head, it
+  // held up the frame by ~20 ms): web/boot/site-cache.js readAhead hands it its request once
+  // web/boot/boot.js has manifest.json. Started there, it took ~200 ms to load and run, with the
+  // runtime's start waiting for its first answer (BENCHMARKS.md, "Time to ready"). What it reports
+  // before then (only a failure to load) is held for readAhead.
+  function startReadAhead() {
+    try {
+      const worker = new Worker("boot/read-ahead.js", { type: "module", name: "py-agent read-ahead" });
+      /** @type {(string | null)[]} */
+      const failures = [];
+      worker.onerror = (event) => {
+        event.preventDefault();
+        failures.push(event.message ?? null);
+      };
+      return { worker, failures };
+    } catch {
+      return null;
+    }
   }
 
   function readFirstScreen(db) {

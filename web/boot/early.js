@@ -155,11 +155,23 @@ async function draw() {
   focusInput();
   root.dataset.early = "drawn";
   performance.mark("py-agent:early-drawn");
+  // The runtime's JavaScript (1.2 MB): preloaded from now on, not before (it held up the first
+  // screen's own files), nor only once it is painted (web/boot/boot.js: Python's start then waited
+  // for it). On a first visit web/boot/early-start.js preloaded it at once.
+  if (navigator.serviceWorker?.controller) preloadModule("pyodide/pyodide.asm.js");
   if (first) {
     // Sessions after all (stored by a page that no service worker answered): shown when storage answers.
     const stored = await reading.catch(() => null);
     if (stored?.metas?.length && !early.released && !failed()) showData(stored);
   }
+}
+
+/** @param {string} path a file of the site (relative to the page) */
+function preloadModule(path) {
+  const link = document.createElement("link");
+  link.rel = "modulepreload";
+  link.href = path;
+  document.head.append(link);
 }
 
 function showData({ metas, preview }) {

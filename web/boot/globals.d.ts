@@ -49,4 +49,6 @@ interface Window {
   pyAgentEarlyDatabase?: Promise<IDBDatabase | null>;
   /** web/boot/early-start.js: what it read for the first screen (null: nothing read) */
   pyAgentEarlyRecords?: Promise<EarlyRecords | null>;
+  /** web/boot/early-start.js: web/boot/read-ahead.js, started before its request (taken by web/boot/site-cache.js) */
+  pyAgentEarlyReadAhead?: { worker: Worker; failures: (string | null)[] } | null;
 }

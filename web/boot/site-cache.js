@@ -110,10 +110,16 @@ async function keptAhead(ahead) {
  * @returns {ReadAhead | null}
  */
 export function readAhead(version, siteUrl, manifest) {
-  if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) return null;
-  let worker;
+  // Started by web/boot/early-start.js once the page was parsed, when it could.
+  const early = window.pyAgentEarlyReadAhead ?? null;
+  window.pyAgentEarlyReadAhead = null;
+  if (!version || !manifest.site_packages || !navigator.serviceWorker?.controller) {
+    early?.worker.terminate();
+    return null;
+  }
+  let worker = early?.worker;
   try {
-    worker = new Worker(siteUrl("boot/read-ahead.js"), { type: "module", name: "py-agent read-ahead" });
+    worker ??= new Worker(siteUrl("boot/read-ahead.js"), { type: "module", name: "py-agent read-ahead" });
   } catch {
     return null;
   }
@@ -133,12 +139,16 @@ export function readAhead(version, siteUrl, manifest) {
   };
   if (!wanted) done({ kind: "snapshot-record", error: "not wanted" });
   worker.onmessage = ({ data }) => done(data);
-  worker.onerror = (event) => {
-    event.preventDefault();
+  const failed = () => {
     for (const kind of Object.keys(settle)) {
       done(/** @type {ReadAheadMessage} */ ({ kind, error: "the read-ahead worker failed" }));
     }
   };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    failed();
+  };
+  if (early?.failures.length) failed();
   /** @type {ReadAheadRequest} */
   const request = { manifest, version, snapshot: wanted };
   worker.postMessage(request);

@@ -32,6 +32,22 @@ export function connect(dispatchFn) {
   connected();
 }
 
+/** @type {() => void} */
+let started = () => {};
+/**
+ * Resolves once the app is ready (`<html data-app="ready">`, web/app.js `appStarted()`): calls that
+ * can wait (the sessions list read again, the MCP servers' registry told of the app) wait for it,
+ * so that the page's start does not wait for them.
+ */
+export const afterStart = new Promise((resolve) => {
+  started = () => resolve(undefined);
+});
+
+/** The app is ready (web/app.js). */
+export function appStarted() {
+  started();
+}
+
 /** Whether Python is ready to answer (before that, `py()` waits). */
 export function pythonReady() {
   return dispatch !== null;

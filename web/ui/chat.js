@@ -21,7 +21,7 @@ import {
   visibleText,
   escapeHiddenJson,
 } from "./dom.js";
-import { renderMarkdownInto, appendMarkdownInto } from "./markdown.js";
+import { renderMarkdownInto, appendMarkdownInto } from "./markdown-deferred.js";
 import { toolRenderer } from "./extensions.js";
 import { py } from "./bridge.js";
 

@@ -8,7 +8,7 @@
 // Nothing is dropped silently: a model that can't see images is named in a notice before sending,
 // and the send then needs a confirmation.
 
-import { h, iconButton, formatTokens, nameNode, nameText, visibleName, withNames } from "./dom.js";
+import { h, iconButton, formatCount, formatTokens, nameNode, nameText, visibleName, withNames } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { py, pythonReady } from "./bridge.js";
 import { ACCEPT, LIMITS, PendingAttachment, formatSize, pastedTextFile } from "../attachments/attachments.js";
@@ -174,7 +174,7 @@ export class Composer {
         : level === "near"
           ? "; close to the point where pi compacts the conversation"
           : "";
-    const text = `The next request uses about ${tokens.toLocaleString("en")} of the model's ${window.toLocaleString("en")} tokens (${percent}%)${note}`;
+    const text = `The next request uses about ${formatCount(tokens)} of the model's ${formatCount(window)} tokens (${percent}%)${note}`;
     this.meter.setAttribute("aria-valuetext", text);
     this.meter.title = text;
   }
@@ -265,7 +265,7 @@ export class Composer {
         this.autosize();
         this.addFiles([pastedTextFile(text)]);
       });
-      this.showNotice(`You pasted ${text.length.toLocaleString("en")} characters.`, "info", turn);
+      this.showNotice(`You pasted ${formatCount(text.length)} characters.`, "info", turn);
     }
   }
 
@@ -386,7 +386,7 @@ export class Composer {
       (!this.notice.dataset.kind || this.notice.dataset.kind === "context")
     ) {
       this.showNotice(
-        `The attached text is about ${Math.round(tokens).toLocaleString("en")} tokens, over half of ${this.model.name}'s context window.`,
+        `The attached text is about ${formatCount(tokens)} tokens, over half of ${this.model.name}'s context window.`,
         "warn",
         null,
         "context",

@@ -8,7 +8,7 @@
 import { h } from "./dom.js";
 import { confirmDialog } from "./dialogs.js";
 import { registerSettingsTab, registerToolRenderer } from "./extensions.js";
-import { py } from "./bridge.js";
+import { afterStart, py } from "./bridge.js";
 
 function field(id, label, input, hint) {
   input.id = id;
@@ -264,6 +264,6 @@ registerToolRenderer("mcp__*", (call) => {
   return { title: `${server} · ${tool}` };
 });
 
-// Python's side learns of the app now (not at the tab's first opening): a server's announced tool
-// changes then reach the open session at once.
-py("mcp_servers").catch(() => {});
+// Python's side learns of the app once it is ready (not at the tab's first opening): a server's
+// announced tool changes then reach the open session at once.
+afterStart.then(() => py("mcp_servers")).catch(() => {});

@@ -7,7 +7,7 @@
 // throttled and a child is repainted only when it changed.
 
 import { h, scrollRegion } from "./dom.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdown } from "./markdown-deferred.js";
 import { registerToolRenderer } from "./extensions.js";
 import "./agents-settings.js";
 
