@@ -301,6 +301,13 @@ QUOTA_HOOK = """(mode) => {
         return request;
       };
     }
+    // The page commits its writes at once (web/boot/idb.js write): that commit fails as a full
+    // disk's would, with the transaction aborted.
+    const commit = IDBTransaction.prototype.commit;
+    IDBTransaction.prototype.commit = function () {
+      if (this.__quota) { try { this.abort(); } catch {} return; }
+      return commit.call(this);
+    };
   }
   window.__quotaHook.mode = mode;
 }"""
