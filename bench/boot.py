@@ -708,11 +708,18 @@ event (checked on a page of two modules: only the one cached in `install` was no
 The Markdown renderer's load after ready is one task of ~60 ms (~200 ms with the CPU throttled
 4x): the streaming benchmark's throttled runs, which send at once, show it as their longest task
 (94-215 ms; 93-331 ms last round, without it).
-In this benchmark's runs: 2.25x (1474 / 656 ms) here, 1.77x throttled; 1.99x (1381 / 695 ms) and
-1.55x throttled in a run an hour earlier, of the build before the read-ahead worker's start moved
-from the page's head to the page's end. The first screen warm: 346 ms here, 329 ms then, against
-298 ms last round (the benchmark calls it a regression); in the A/B runs above, without keys
-pressed during the load, 261 -> 276 ms, and 308 ms with the worker started at either place.
+In this benchmark's runs of that code: 2.25x (1474 / 656 ms), 1.77x throttled, and 1.99x
+(1381 / 695 ms), 1.55x throttled (of the build before the read-ahead worker's start moved from the
+page's head to the page's end); re-landed later that day with session 13's storage fixes: 2.17x
+(1227 / 565 ms), 1.78x throttled, and 2.07x (1329 / 641 ms) in a run at a load of 3-4. The first
+screen warm: 339-346 ms in these runs, against 298 ms in the round before (the benchmark calls it
+a regression); in A/B runs without keys pressed during the load, 261 -> 276 ms, then 250 (the build
+before) against 242 ms (12 warm visits each), and 284 ms with keys pressed as this benchmark presses them (12 warm
+visits): the benchmark's own runs move by more than that. Tried and left out (A/B runs of 12 warm
+visits each, the builds alternating): the read-ahead worker started once the first screen is drawn
+rather than once the page is parsed (keys pressed: ready 1386 against 1260 ms, the first screen 306
+against 284 ms); boot.js's script element moved up to the page's head, so that it is asked for
+before the app's modules (ready 1523 against 1378 ms, the first screen 314 against 284 ms).
 
 Typing and ready, issue 32, third round (2026-12-06, the machine idle: read the load above). The
 message box takes typing once the page is parsed: web/boot/early-start.js shows the app's frame

@@ -84,6 +84,11 @@ def js_number(value: float | int) -> str:
     return sign + (digits if k == 1 else digits[0] + "." + digits[1:]) + exp
 
 
+# Tuples: ``int | float`` in ``isinstance`` builds a union object at every value written.
+_NUMBERS = (int, float)
+_SEQUENCES = (list, tuple)
+
+
 def _encode(value: Any, indent: str | None, depth: int) -> str:
     if value is None:
         return "null"
@@ -93,7 +98,7 @@ def _encode(value: Any, indent: str | None, depth: int) -> str:
         return "false"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBERS):
         return js_number(value)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
@@ -107,7 +112,7 @@ def _encode(value: Any, indent: str | None, depth: int) -> str:
         inner, outer = indent * (depth + 1), indent * depth
         body = ",\n".join(f"{inner}{key}: {_encode(item, indent, depth + 1)}" for key, item in items)
         return "{\n" + body + "\n" + outer + "}"
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCES):
         if not value:
             return "[]"
         if indent is None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..ai.types import LLM_ROLES, AssistantMessage, ToolResultMessage, UserMessage, to_message
+from ..ai.types import LLM_MESSAGE_TYPES, LLM_ROLES, AssistantMessage, ToolResultMessage, UserMessage, to_message
 from ._ids import parse_iso_ms
 from ._json import MAX_DEPTH
 
@@ -62,6 +62,9 @@ BRANCH_SUMMARY_SUFFIX = "</summary>"
 # Agent message <-> JSON
 
 
+_SCALARS = (str, bool, int)  # a tuple: ``str | bool | int`` would build a union at every value
+
+
 def to_json_value(value: Any) -> Any:
     """A JSON copy of ``value``: mappings (string keys), lists/tuples, str, int, float, bool, None,
     pydantic models (their camelCase dump) and dataclasses. NaN and infinities become ``None``
@@ -71,7 +74,7 @@ def to_json_value(value: Any) -> Any:
     stack: list[tuple[Any, Any, Any, int]] = [(value, holder, 0, 0)]
     while stack:
         item, parent, key, depth = stack.pop()
-        if item is None or isinstance(item, str | bool | int):
+        if item is None or isinstance(item, _SCALARS):
             parent[key] = item
         elif isinstance(item, float):
             parent[key] = item if math.isfinite(item) else None
@@ -256,7 +259,7 @@ def convert_to_llm(messages: Iterable[Any]) -> list[LlmMessage]:
     """
     out: list[LlmMessage] = []
     for message in messages:
-        if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+        if isinstance(message, LLM_MESSAGE_TYPES):
             out.append(message)
             continue
         try:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .._util import json_stringify
 from ..transform import LlmMessage, MessageTransform, NormalizeToolCallId
-from ..types import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
+from ..types import LLM_MESSAGE_TYPES, AssistantMessage, Model, TextContent, ToolCall, UserMessage
 
 __all__ = ["Convert", "clear", "payload_json", "wire_items"]
 
@@ -105,7 +105,7 @@ def _last_cut(messages: Sequence[Any], start: int) -> int:
     cut = start
     for index in range(start, len(messages)):
         message = messages[index]
-        if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+        if not isinstance(message, LLM_MESSAGE_TYPES):
             break
         if _closes(message):
             cut = index + 1
