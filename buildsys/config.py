@@ -99,7 +99,8 @@ SNAPSHOT_WEB_MODULES = tuple(
     f"boot/{name}" for name in ("runtime.js", "snapshot.js", "install.js", "unpack.js", "bytes.js")
 )
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
-STDLIB_PRELOAD = '<link rel="preload" href="pyodide/{}" as="fetch" crossorigin>'
+# How web/index.html names the standard library's zip among a first visit's preloads (early-start.js).
+STDLIB_PRELOAD = 'content="pyodide/pyodide.asm.wasm pyodide/{}"'
 
 CHROMIUM_DEFAULT = "/usr/bin/chromium"
 # Chromium's heap profiler ("HeapProfilerReporting"), which Chromium turns on at random for some

@@ -32,7 +32,15 @@ import {
 import { firstScreenShown } from "./first-screen.js";
 import { appScriptsFault, checkRuntimeFiles, faultError, hostFault, responseFault } from "./host-faults.js";
 import { installPackageFiles } from "./install.js";
-import { acceptAnyWasmType, afterStart, bootPython, hideStackSwitching, PYTHON_ENV, stdlibOptions } from "./runtime.js";
+import {
+  acceptAnyWasmType,
+  acceptJsFunctionsInTable,
+  afterStart,
+  bootPython,
+  hideStackSwitching,
+  PYTHON_ENV,
+  stdlibOptions,
+} from "./runtime.js";
 import {
   deleteSnapshot,
   enableOffline,
@@ -220,6 +228,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     unpacking.compile();
   });
   const showStackSwitching = hideStackSwitching();
+  const restoreTableSet = acceptJsFunctionsInTable();
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
@@ -282,6 +291,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   } finally {
     wasm.restore();
     showStackSwitching();
+    restoreTableSet();
     stopWatching();
     unpacking.compile();
   }

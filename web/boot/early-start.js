@@ -37,14 +37,27 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
   // first for the first screen's messages (it reads on from there when they are not enough).
   const EARLY_ENTRIES = 200;
 
-  // The runtime's JavaScript (1.2 MB) is preloaded by web/boot/boot.js once the first screen is drawn
-  // (parsed with the page's head, it held up the first screen's files); but at once when no service
-  // worker has the site (a first visit): it then comes from the network, beside the runtime.
+  // A first visit (no service worker has the site) asks for the runtime's files at once: they come
+  // from the network, while the page's scripts load. Its WebAssembly and the standard library's zip
+  // are named by index.html (as the build writes them); its JavaScript (1.2 MB) is preloaded by
+  // web/boot/boot.js once the first screen is drawn on a later visit (parsed with the page's head,
+  // it held up the first screen's files). A later visit preloads none of them: preloaded, the
+  // 14 MB from Cache Storage were handed to the page's thread while it drew the first screen
+  // (BENCHMARKS.md, "Time to ready"); Pyodide asks for them when it starts.
   if (!navigator.serviceWorker?.controller) {
-    const link = document.createElement("link");
-    link.rel = "modulepreload";
-    link.href = "pyodide/pyodide.asm.js";
-    document.head.append(link);
+    const preload = (/** @type {string} */ href, /** @type {string} */ rel, /** @type {string} */ as = "") => {
+      const link = document.createElement("link");
+      link.rel = rel;
+      link.href = href;
+      if (as) {
+        link.as = as;
+        link.crossOrigin = "anonymous"; // as Pyodide's fetch() asks for them
+      }
+      document.head.append(link);
+    };
+    const named = document.querySelector('meta[name="py-agent-first-visit-preloads"]')?.getAttribute("content");
+    for (const href of (named ?? "").split(/\s+/).filter(Boolean)) preload(href, "preload", "fetch");
+    preload("pyodide/pyodide.asm.js", "modulepreload");
   }
   if (navigator.serviceWorker && !navigator.serviceWorker.controller) return;
   const parsed = () => {

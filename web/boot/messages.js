@@ -28,7 +28,7 @@
  * @property {string | null} version the site's version (null in a shipped snapshot's record)
  * @property {string} bundle site-packages.bin's sha256
  * @property {number} size the snapshot's bytes
- * @property {string} sha256 their SHA-256
+ * @property {string} checksum their checksum (web/boot/snapshot.js checksum)
  * @property {Record<string, string>} packages pyodide.loadedPackages when it was taken
  * @property {number} tableAtStart the function table's length when the runtime had started
  * @property {number} tableLength the function table's length when it was taken

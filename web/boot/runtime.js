@@ -101,6 +101,52 @@ export function hideStackSwitching(scope = globalThis) {
 }
 
 /**
+ * Makes the function table's `set()` take the JavaScript functions that Pyodide's dynamic linker
+ * puts into it, until the returned function is called. Emscripten's addFunction (pyodide.asm.js)
+ * puts each JavaScript function that WebAssembly code may call through a pointer (~260 at every
+ * start, restored or not) into the table by trying `set()` and, on its TypeError, wrapping the
+ * function in a one-function WebAssembly module: ~260 exceptions thrown and caught in the
+ * runtime's start, each with its stack trace and message. Here `set()` wraps such a function (one
+ * that carries Emscripten's `sig`, its signature) as that catch would, and does not throw: the
+ * table ends the same.
+ * @param {any} [scope]
+ * @returns {() => void}
+ */
+export function acceptJsFunctionsInTable(scope = globalThis) {
+  const prototype = scope.WebAssembly.Table.prototype;
+  const set = prototype.set;
+  prototype.set = function (index, value, ...rest) {
+    if (typeof value === "function" && typeof value.sig === "string") value = wasmWrapper(scope, value, value.sig);
+    return set.call(this, index, value, ...rest);
+  };
+  return () => {
+    prototype.set = set;
+  };
+}
+
+// Emscripten's convertJsFunctionToWasm, byte for byte: a module that imports `func` with the
+// signature `sig` (its result type, then its parameters' types: i and p i32, j i64, f f32, d f64,
+// e externref, v none) and exports it.
+const WASM_TYPES = { i: 127, p: 127, j: 126, f: 125, d: 124, e: 111 };
+const WASM_HEADER = [0, 97, 115, 109, 1, 0, 0, 0]; // "\0asm", version 1
+const IMPORT_AND_EXPORT = [2, 7, 1, 1, 101, 1, 102, 0, 0, 7, 5, 1, 1, 102, 0, 0]; // imports e.f (type 0), exports it as f
+/** @param {number[]} items */
+const withLength = (items) => [(items.length % 128) | 128, items.length >> 7, ...items];
+/** @param {string} types */
+const typePack = (types) => withLength(Array.from(types, (type) => WASM_TYPES[type]));
+/**
+ * @param {any} scope
+ * @param {Function} func
+ * @param {string} sig
+ */
+function wasmWrapper(scope, func, sig) {
+  const type = withLength([1, 96, ...typePack(sig.slice(1)), ...typePack(sig[0] === "v" ? "" : sig[0])]);
+  const bytes = Uint8Array.of(...WASM_HEADER, 1, ...type, ...IMPORT_AND_EXPORT);
+  const module = new scope.WebAssembly.Module(bytes);
+  return new scope.WebAssembly.Instance(module, { e: { f: func } }).exports.f;
+}
+
+/**
  * Right after loadPyodide: the scheduler that keeps the page responsive (below).
  * @param {Pyodide} pyodide
  */
