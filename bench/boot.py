@@ -678,6 +678,45 @@ def targets(
 
 
 NOTES = """
+Ready, issue 32, third round, third pass (2026-12-06, session 14; read the load above). A Chromium
+trace of a warm visit showed the page's thread busy for ~98% of the time from navigation to
+ready: what is left is work on that thread, not waiting. Found in traces, marks put into the page
+for those runs (not kept) and A/B runs of 12 warm visits per build, the builds alternating:
+- the runtime's WebAssembly (10 MB) and the standard library's zip (4 MB) were preloaded by
+  index.html at every visit: on a later visit the service worker answered them from Cache Storage
+  at once and their bodies were handed to the page's thread (tasks of ~30 ms each) while it drew
+  the first screen and before boot.js ran. A first visit still preloads them
+  (web/boot/early-start.js, the files index.html's `py-agent-first-visit-preloads` names); a later
+  visit lets Pyodide ask for them when it starts (ready -60 to -100 ms, the first screen -20 to
+  -60 ms, in two A/B runs);
+- the kept snapshot's SHA-256 (38 MB, ~100 ms on a background thread) was computed once its bytes
+  were read, and the restore waited for it: its bytes reached the page 35-170 ms after the runtime
+  was instantiated in every visit. The record now holds an FNV-1a checksum summed as the bytes
+  arrive (web/boot/snapshot.js `checksum`, ~30 ms over the 38 MB, spread over the read);
+- Emscripten's addFunction put each of ~260 JavaScript functions into the function table by
+  trying `set()` and catching its TypeError (seen by pausing on every exception: 259 of them, in
+  the floor page too); web/boot/runtime.js `acceptJsFunctionsInTable` wraps them first (~10 ms
+  without DevTools, more with a debugging client attached, as in these runs).
+Together, in one A/B run (keys pressed as this benchmark presses them): ready warm 1500 -> 1334 ms,
+the first screen 306 -> 254 ms (the floor page 684 ms in that run: 2.19x -> 1.95x). Tried and left
+out (A/B runs, 8-12 warm visits per build): the runtime compiled in the read-ahead worker (its
+compile, ~140 -> ~30 ms on the page's thread, held up the worker's answers: ready -25 ms, within
+the noise) or in a worker of its own started once the page is parsed (ready +130 ms: a third busy
+thread on two cores); the read-ahead worker reading the snapshot before the page's request (no
+gain: the worker itself starts running 100-250 ms after it is created); no pyodide.asm.js preload
+once the first screen is drawn (no gain); caching the site's JavaScript in the service worker's
+`install` event, for V8's eager code cache (a two-module test page: modules cached there compiled
+no faster than others); the snapshot read with `arrayBuffer()` rather than a reader (370-470 ms
+against 170-330 ms). What is left beyond the floor: the first screen and the app's ~60 modules
+before boot.js runs (~300 ms), and the app's Python start after Pyodide's (~200 ms, mostly
+WebAssembly and JavaScript compiled lazily at first use: the same open takes 22-64 ms when
+repeated in the page).
+In this benchmark's run of that code (load 2-3.5): ready warm 2.10x (1384 / 658 ms), the first
+screen 309 ms; 4x throttled 2.41x (5281 / 2195 ms). The throttled pass has one warm visit per run:
+in an A/B run of it (3 runs per build, the builds alternating) the build before and this one took
+4580 and 4864 ms (medians; 4386-5540 and 4371-5150), the floor 2112 ms: 2.17x and 2.30x, the same
+within its spread (it moved by 0.3-0.6 between runs of the same code before).
+
 Ready, issue 32, third round, second pass (2026-12-06; read the load above: the runs themselves
 keep both cores busy). Where a warm visit's time beyond the floor page's went, from Chromium traces
 (with V8's wasm categories) and CPU profiles of warm visits and marks put into the page for those
@@ -763,8 +802,9 @@ app's own precompiled standard library is one of the things the app does to star
 not granted to the baseline. The third row shows the bare page with that zip too, so that what
 Pyodide's start costs with bytecode can be read beside it.
 
-What the page does for it (README, "Speed and offline use"): `index.html` preloads the runtime files
-and boot.js's own modules; the standard library comes as `pyodide/python_stdlib_bytecode.zip`
+What the page does for it (README, "Speed and offline use"): a first visit preloads the runtime files
+(web/boot/early-start.js; a later visit gets them from Cache Storage when Pyodide asks), and
+`index.html` preloads boot.js's own modules; the standard library comes as `pyodide/python_stdlib_bytecode.zip`
 (built with the site: Pyodide's python_stdlib.zip, whose ~190 start-up modules would otherwise be
 compiled from source at every start, with an unchecked-hash `.pyc` beside the source of each
 module that Pyodide's start, py_agent and the app import; 4.1 MB instead of 2.5 MB), passed as
