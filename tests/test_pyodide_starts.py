@@ -4,12 +4,9 @@ next one go (docs/web-architecture.md, "A renderer's memory"). Run in Node.js.""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
+from node_module import run_module_script
 
 MODULE = Path(__file__).resolve().parent.parent / "web" / "boot" / "pyodide-starts.js"
 
@@ -39,16 +36,7 @@ console.log(JSON.stringify({ log, most, results: results.map((r) => r.status) })
 
 
 def test_starts_take_turns_and_a_failed_one_frees_the_next() -> None:
-    if shutil.which("node") is None:
-        pytest.fail("Node.js is missing (the build needs it too)")
-    out = subprocess.run(
-        ["node", "--input-type=module", "-e", SCRIPT, MODULE.as_uri()],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
-    result = json.loads(out)
+    result = run_module_script(SCRIPT, MODULE)
     assert result["most"] == 1
     assert result["log"] == [
         "start snapshot",

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
+from node_module import run_module_script
 
 MODULE = Path(__file__).resolve().parent.parent / "web" / "boot" / "runtime.js"
 
@@ -36,16 +33,7 @@ console.log(JSON.stringify({ during, called, after }));
 
 
 def test_js_functions_go_into_the_table_wrapped_without_a_throw() -> None:
-    if shutil.which("node") is None:
-        pytest.fail("Node.js is missing (the build needs it too)")
-    out = subprocess.run(
-        ["node", "--input-type=module", "-e", TABLE, MODULE.as_uri()],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
-    result = json.loads(out)
+    result = run_module_script(TABLE, MODULE)
     # Functions with a signature go in, wrapped; one without stays refused, as WebAssembly refuses it.
     assert result["during"] == [None, None, None, "TypeError"]
     assert result["called"] == [5, "42", 1.5, False]

@@ -37,13 +37,13 @@ import("./early.js").catch((error) => console.warn("py-agent: the first screen i
   // first for the first screen's messages (it reads on from there when they are not enough).
   const EARLY_ENTRIES = 200;
 
-  // A first visit (no service worker has the site) asks for the runtime's files at once: they come
-  // from the network, while the page's scripts load. Its WebAssembly and the standard library's zip
-  // are named by index.html (as the build writes them); its JavaScript (1.2 MB) is preloaded by
-  // web/boot/boot.js once the first screen is drawn on a later visit (parsed with the page's head,
-  // it held up the first screen's files). A later visit preloads none of them: preloaded, the
-  // 14 MB from Cache Storage were handed to the page's thread while it drew the first screen
-  // (BENCHMARKS.md, "Time to ready"); Pyodide asks for them when it starts.
+  // A first visit (no service worker has the site yet) asks for the runtime's files at once, from the
+  // network, while the page's scripts load: the WebAssembly and the standard library's zip that
+  // index.html names (as the build writes them), and the runtime's JavaScript. A later visit asks
+  // for none of them here: the first two come from Cache Storage when Pyodide asks (preloaded, their
+  // 14 MB were handed to the page's thread while it drew the first screen: BENCHMARKS.md, "Time to
+  // ready"), the JavaScript once the first screen is drawn (web/boot/early.js: parsed with the
+  // page's head, it held up the first screen's files).
   if (!navigator.serviceWorker?.controller) {
     const preload = (/** @type {string} */ href, /** @type {string} */ rel, /** @type {string} */ as = "") => {
       const link = document.createElement("link");
