@@ -711,8 +711,10 @@ against 170-330 ms). What is left beyond the floor: the first screen and the app
 before boot.js runs (~300 ms), and the app's Python start after Pyodide's (~200 ms, mostly
 WebAssembly and JavaScript compiled lazily at first use: the same open takes 22-64 ms when
 repeated in the page).
-In this benchmark's run of that code (load 2-3.5): ready warm 2.10x (1384 / 658 ms), the first
-screen 309 ms; 4x throttled 2.41x (5281 / 2195 ms). The throttled pass has one warm visit per run:
+In this benchmark's two runs of that code (load 2-3.6): ready warm 2.10x (1384 / 658 ms) and
+2.13x (1318 / 618 ms), the first screen 309 and 310 ms; 4x throttled 2.41x (5281 / 2195 ms) and
+2.28x (5003 / 2190 ms). The A/B runs above measured four warm visits per profile; this benchmark
+measures the first warm visit after the cold one. The throttled pass has one warm visit per run:
 in an A/B run of it (3 runs per build, the builds alternating) the build before and this one took
 4580 and 4864 ms (medians; 4386-5540 and 4371-5150), the floor 2112 ms: 2.17x and 2.30x, the same
 within its spread (it moved by 0.3-0.6 between runs of the same code before).
