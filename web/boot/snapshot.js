@@ -23,13 +23,17 @@ export const SNAPSHOT_PATH = "__sw__/snapshot";
 const HEADER = "x-py-agent-snapshot";
 const SITE_PACKAGES = "/lib/python3.14/site-packages/";
 
+// FNV-1a, for the table's digest and the snapshot's checksum (below).
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
 // A digest of the function table from `start` on, and of the GOT (what the dynamic loader set up):
 // a restore must reproduce them exactly. Numbers and short names only: it runs once per page, in
 // V8's interpreter.
 function tableDigest(module, start) {
-  let h = 0x811c9dc5;
+  let h = FNV_OFFSET;
   const mix = (n) => {
-    h = Math.imul(h ^ (n | 0), 16777619) >>> 0;
+    h = Math.imul(h ^ (n | 0), FNV_PRIME) >>> 0;
   };
   for (let i = start; i < module.wasmTable.length; i++) {
     const f = module.wasmTable.get(i);
@@ -225,9 +229,6 @@ async function fill(bytes, stream) {
 // as 8 hex digits. It tells a damaged copy from the one taken (Cache Storage keeps what it is
 // given, unchecked), and is summed as the bytes arrive: a SHA-256 of the 38 MB once read took
 // ~100 ms more, on the way to ready (BENCHMARKS.md, "Time to ready").
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
 /**
  * @param {Uint8Array} bytes
  * @returns {string}
