@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .config import (
+    BUNDLER_PACKAGE,
     FRONTEND_PACKAGES,
     LOCK_PATH,
     PYODIDE_NPM_PACKAGE,
@@ -73,7 +74,10 @@ def cmd_lock() -> int:
             "python": PYODIDE_PYTHON,
         },
         "pyodide": pyodide.to_json(),
-        "npm": [npm_pin(name, version).to_json() for name, (version, _) in FRONTEND_PACKAGES.items()],
+        "npm": [
+            *(npm_pin(name, version).to_json() for name, (version, _) in FRONTEND_PACKAGES.items()),
+            npm_pin(*BUNDLER_PACKAGE).to_json(),  # a build tool, not shipped (buildsys/bundle.py)
+        ],
         "wheels": {
             "site": [p.to_json() for p in site],
             "test": [p.to_json() for p in test],

@@ -211,3 +211,45 @@ def test_no_snapshot_opt_out_skips_the_snapshot_and_marks_the_site_stale(
     assert buildsys.site.build_snapshot(tmp_path / "missing-runtime", {"sha256": "x"}, {"sha256": "y"}) is None
     monkeypatch.setenv("PY_AGENT_NO_SNAPSHOT", "0")
     assert buildsys.site.inputs_digest() == with_snapshot
+
+
+def test_index_html_is_made_to_load_the_bundle() -> None:
+    from buildsys.bundle import load_bundle
+
+    html = """<head>
+  <script src="boot/early-start.js"></script>
+  <link rel="modulepreload" href="boot/early.js">
+  <link rel="modulepreload" href="ui/dom.js">
+  <link rel="stylesheet" href="app.css">
+  <link rel="modulepreload" href="pyodide/pyodide.js">
+  <!-- boot.js's own imports, fetched at once. -->
+  <link rel="modulepreload" href="boot/runtime.js">
+  <link rel="modulepreload" href="boot/bytes.js">
+  <!-- The libraries markdown.js imports. -->
+  <link rel="modulepreload" href="vendor/marked.esm.js">
+  <script type="module" src="boot/boot.js"></script>
+  <script type="module" src="app.js"></script>
+</head>"""
+    bundled = {
+        "inputs": ["app.js", "boot/boot.js", "boot/bytes.js", "boot/early.js", "boot/runtime.js", "ui/dom.js"],
+        "preloads": ["bundle/chunk-A.js", "boot/early.js", "boot/boot.js", "bundle/app.js"],
+    }
+    assert (
+        load_bundle(html, bundled)
+        == """<head>
+  <script src="boot/early-start.js"></script>
+  <!-- The page's modules, bundled by the build (buildsys/bundle.py): fetched at once. -->
+  <link rel="modulepreload" href="bundle/chunk-A.js">
+  <link rel="modulepreload" href="boot/early.js">
+  <link rel="modulepreload" href="boot/boot.js">
+  <link rel="modulepreload" href="bundle/app.js">
+  <link rel="stylesheet" href="app.css">
+  <link rel="modulepreload" href="pyodide/pyodide.js">
+  <!-- The libraries markdown.js imports. -->
+  <link rel="modulepreload" href="vendor/marked.esm.js">
+  <script type="module" src="boot/boot.js"></script>
+  <script type="module" src="bundle/app.js"></script>
+</head>"""
+    )
+    with pytest.raises(buildsys.config.BuildError, match="preloads none of the bundled modules"):
+        load_bundle(html, {"inputs": ["other.js"], "preloads": []})

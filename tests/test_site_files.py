@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -133,8 +134,6 @@ def test_standard_library_zip_is_pyodides_with_bytecode(built_site: Path) -> Non
 
 def test_every_file_index_html_names_is_in_the_site(built_site: Path) -> None:
     # A preload or script of a file the build renamed or dropped costs a 404 at every visit.
-    import re
-
     html = (built_site / "index.html").read_text(encoding="utf-8")
     named = re.findall(r'<(?:link|script)\b[^>]*?\b(?:href|src)="([^"#?:]+)"', html)
     assert named, "index.html names its scripts and preloads"
@@ -183,3 +182,62 @@ def test_the_shipped_memory_snapshot_is_named_with_its_size_sha256_and_record(bu
         "pydantic_core/_pydantic_core.cpython-314-wasm32-emscripten.so"
     ]
     assert record["tableLength"] > record["tableAtStart"] > 0
+
+
+# ---- The page's modules, bundled (buildsys/bundle.py, scripts/bundle.mjs) ----
+
+# An import or re-export statement (esbuild writes them first, each after a ";" or a new line).
+_STATIC_IMPORT = re.compile(
+    r'(?:^|[;\n])\s*(?:import|export)\s*(?:(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+|\*)?\s*from\s*)?"([^"]+)"'
+)
+_DYNAMIC_IMPORT = re.compile(r'\bimport\("([^"]+)"\)')
+
+
+def test_index_html_loads_the_bundle_and_every_import_in_it_is_a_file_of_the_site(built_site: Path) -> None:
+    info = manifest(built_site)
+    if shutil.which("node") is None:
+        assert info["bundle"] is None  # without Node.js the site ships web/'s modules as they are
+        return
+    bundle = info["bundle"]
+    assert bundle is not None, "Node.js is there, but the site is not bundled"
+    assert bundle["entries"] == {
+        "boot/early.js": "boot/early.js",
+        "boot/boot.js": "boot/boot.js",
+        "app.js": "bundle/app.js",
+    }
+    html = (built_site / "index.html").read_text(encoding="utf-8")
+    scripts = re.findall(r'<script type="module" src="([^"]+)"></script>', html)
+    assert scripts == ["boot/boot.js", "bundle/app.js"]
+    assert not (built_site / "app.js").exists(), "app.js is the bundle's bundle/app.js"
+    # Preloaded: the bundle's files, first (the first screen's, then the start's, then the app's),
+    # then only files the bundle imports but leaves as they are (the runtime's, the libraries').
+    preloads = re.findall(r'<link rel="modulepreload" href="([^"]+)">', html)
+    assert preloads[: len(bundle["preloads"])] == bundle["preloads"]
+    assert preloads.index("boot/early.js") < preloads.index("boot/boot.js") < preloads.index("bundle/app.js")
+    rest = preloads[len(bundle["preloads"]) :]
+    assert rest and all(p.startswith(("pyodide/", "vendor/")) for p in rest), rest
+    outputs = sorted(
+        p.relative_to(built_site).as_posix()
+        for p in [*built_site.glob("bundle/*.js"), built_site / "boot/early.js", built_site / "boot/boot.js"]
+    )
+    assert set(bundle["preloads"]) <= set(outputs)
+    for path in outputs:
+        text = (built_site / path).read_text(encoding="utf-8")
+        # Its imports are files of the site (the chunks, the libraries, the runtime)...
+        for spec in _STATIC_IMPORT.findall(text) + _DYNAMIC_IMPORT.findall(text):
+            assert spec.startswith("."), (path, spec)
+            target = (built_site / path).parent / spec
+            assert target.resolve().is_file(), f"{path} imports {spec}, which the site does not have"
+        # ... a URL a module made beside itself names the same file as before (its own site path),
+        assert "import.meta.url" not in re.sub(r'new URL\("\.\./[\w./-]+\.js",import\.meta\.url\)', "", text), path
+        for own in re.findall(r'new URL\("\.\./([\w./-]+\.js)",import\.meta\.url\)', text):
+            assert (built_site / own).is_file(), (path, own)
+        # ... and its source map is beside it, with the sources.
+        assert text.rstrip().endswith(f"//# sourceMappingURL={path.rsplit('/', 1)[-1]}.map"), path
+        source_map = json.loads((built_site / f"{path}.map").read_text(encoding="utf-8"))
+        assert len(source_map["sources"]) == len(source_map["sourcesContent"]), path
+    # Every module of index.html's graphs is in the bundle: no page module loads a file of web/'s
+    # own (those stay in the site for the workers, the service worker and the file preview).
+    bundled = "".join((built_site / p).read_text(encoding="utf-8") for p in outputs)
+    for spec in _STATIC_IMPORT.findall(bundled):
+        assert spec.startswith(("./", "../vendor/", "../bundle/", "../boot/early.js", "../boot/boot.js")), spec

@@ -423,8 +423,10 @@ def test_a_host_fault_is_named_with_its_file_and_fix(
 def test_an_app_script_of_the_wrong_type_is_named(
     built_site: Path, faulty_host: Callable[[dict[str, str]], str], browser: Any
 ) -> None:
-    # One of app.js's modules: app.js's module graph stops without it.
-    file = "ui/composer.js"
+    # A module of app.js's own: app.js's module graph stops without it. In a bundled site
+    # (buildsys/bundle.py), the bundle's entry for app.js; else one of the modules app.js imports.
+    bundle = json.loads((built_site / "manifest.json").read_text(encoding="utf-8"))["bundle"]
+    file = bundle["entries"]["app.js"] if bundle else "ui/composer.js"
     base = faulty_host({file: "wrong-type"})
     page = browser.new_page()
     try:

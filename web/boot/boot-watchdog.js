@@ -35,7 +35,9 @@
     return null;
   }
   function check(file) {
-    return fetch(file + "?check", { method: "HEAD", cache: "no-cache" }).then(
+    // A check the host never answers must not hold back what the others found.
+    var limit = typeof AbortSignal !== "undefined" && AbortSignal.timeout ? AbortSignal.timeout(10000) : undefined;
+    return fetch(file + "?check", { method: "HEAD", cache: "no-cache", signal: limit }).then(
       function (response) {
         return fault(file, response);
       },
@@ -46,22 +48,15 @@
   }
   script.addEventListener("error", function () {
     if (document.documentElement.dataset.state !== "loading") return;
-    // boot.js and the modules it imports (index.html preloads the same list).
-    var files = [
-      "boot.js",
-      "boot-error.js",
-      "boot-screen.js",
-      "first-screen.js",
-      "host-faults.js",
-      "runtime.js",
-      "site-cache.js",
-      "pyodide-starts.js",
-      "snapshot.js",
-      "install.js",
-      "unpack.js",
-      "bytes.js",
-    ].map(function (name) {
-      return "boot/" + name;
+    // boot.js and the modules it imports: index.html preloads them (web/'s modules, or the bundle
+    // of a built site: buildsys/bundle.py), with the app's. Not the first screen's module (early.js:
+    // early-start.js imports it, and reports its own failure), nor the runtime's files and the
+    // front-end libraries, which are not boot.js's imports (boot.js checks the runtime's once it runs).
+    var files = ["boot/boot.js"];
+    document.querySelectorAll('link[rel="modulepreload"]').forEach(function (link) {
+      var file = link.getAttribute("href") || "";
+      if (file && file !== "boot/early.js" && !/^(pyodide|vendor)\//.test(file) && files.indexOf(file) < 0)
+        files.push(file);
     });
     Promise.all(files.map(check)).then(function (found) {
       var messages = found.filter(Boolean);
