@@ -115,6 +115,17 @@ SNAPSHOT_WEB_MODULES = tuple(
 STDLIB_FILE = "python_stdlib_bytecode.zip"  # the page's standard library: see site.build_site_packages()
 # How web/index.html names the standard library's zip among a first visit's preloads (early-start.js).
 STDLIB_PRELOAD = 'content="pyodide/pyodide.asm.wasm pyodide/{}"'
+# The runtime's WebAssembly, fetched under its version's URL so that the browser's HTTP cache keeps
+# it, with V8's compiled code, for a later visit (web/boot/bytes.js HTTP_CACHED and versionedPath,
+# web/boot/site-cache.js runtimeFromHttpCache): the build writes that URL into the first visit's
+# preloads.
+HTTP_CACHED_FILE = "pyodide/pyodide.asm.wasm"
+
+
+def versioned_path(path: str, sha256: str) -> str:
+    """web/boot/bytes.js versionedPath: ``<path>?v=<the first 16 hex digits of its sha256>``."""
+    return f"{path}?v={sha256[:16]}"
+
 
 CHROMIUM_DEFAULT = "/usr/bin/chromium"
 # Chromium's heap profiler ("HeapProfilerReporting"), which Chromium turns on at random for some

@@ -22,6 +22,7 @@ from .config import (
     BUNDLE_SCRIPT,
     CACHE,
     FRONTEND_PACKAGES,
+    HTTP_CACHED_FILE,
     LOCK_PATH,
     PYODIDE_RUNTIME_FILES,
     PYODIDE_UPSTREAM_LOCK,
@@ -44,6 +45,7 @@ from .config import (
     BuildError,
     log,
     sha256_file,
+    versioned_path,
     write_json,
 )
 from .downloads import fetch_pinned
@@ -491,9 +493,9 @@ SANDBOX_FRAMES: dict[str, dict[str, str]] = {
 
 
 def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
-    """web/ into the site, with the app's icons (buildsys/icons.py); index.html preloads the
-    standard library's zip the page loads (STDLIB_FILE, or Pyodide's own in a site built without
-    Node.js)."""
+    """web/ into the site, with the app's icons (buildsys/icons.py); index.html's first-visit
+    preloads name the standard library's zip the page loads (STDLIB_FILE, or Pyodide's own in a
+    site built without Node.js) and the runtime's WebAssembly under its version's URL."""
     if not (WEB / "index.html").exists():
         raise BuildError(f"{WEB / 'index.html'} is missing")
     for src in sorted(WEB.rglob("*")):
@@ -508,12 +510,13 @@ def copy_web(site: Path, stdlib_file: str = STDLIB_FILE) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
     write_icons(site)
-    if stdlib_file != STDLIB_FILE:
-        index = (site / "index.html").read_bytes().decode("utf-8")
-        if index.count(STDLIB_PRELOAD.format(STDLIB_FILE)) != 1:
-            raise BuildError(f"web/index.html must preload pyodide/{STDLIB_FILE} exactly once")
-        index = index.replace(STDLIB_PRELOAD.format(STDLIB_FILE), STDLIB_PRELOAD.format(stdlib_file))
-        (site / "index.html").write_bytes(index.encode("utf-8"))
+    index = (site / "index.html").read_bytes().decode("utf-8")
+    if index.count(STDLIB_PRELOAD.format(STDLIB_FILE)) != 1:
+        raise BuildError(f"web/index.html must preload pyodide/{STDLIB_FILE} exactly once")
+    wasm = versioned_path(HTTP_CACHED_FILE, sha256_file(site / HTTP_CACHED_FILE))
+    preloads = STDLIB_PRELOAD.format(stdlib_file).replace(HTTP_CACHED_FILE, wasm)
+    index = index.replace(STDLIB_PRELOAD.format(STDLIB_FILE), preloads)
+    (site / "index.html").write_bytes(index.encode("utf-8"))
     write_sandbox_frames(site)
 
 

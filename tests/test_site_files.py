@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import build
+from buildsys.config import HTTP_CACHED_FILE, versioned_path
 
 
 def manifest(site: Path) -> dict[str, Any]:
@@ -107,10 +108,10 @@ def test_standard_library_zip_is_pyodides_with_bytecode(built_site: Path) -> Non
     if shutil.which("node") is None:
         # Without Node.js: Pyodide's own zip, loaded and preloaded.
         assert info["stdlib"] == f"pyodide/{build.STOCK_STDLIB_FILE}"
-        assert build.STDLIB_PRELOAD.format(build.STOCK_STDLIB_FILE) in index_html
+        assert f"pyodide/{build.STOCK_STDLIB_FILE}" in first_visit_preloads(index_html)
         return
     assert info["stdlib"] == f"pyodide/{build.STDLIB_FILE}"
-    assert build.STDLIB_PRELOAD.format(build.STDLIB_FILE) in index_html
+    assert f"pyodide/{build.STDLIB_FILE}" in first_visit_preloads(index_html)
     # It is the runtime file the page loads (checked and counted), in place of Pyodide's own.
     runtime = [item["file"] for item in info["runtime"]]
     assert info["stdlib"] in runtime and f"pyodide/{build.STOCK_STDLIB_FILE}" not in runtime
@@ -138,11 +139,29 @@ def test_every_file_index_html_names_is_in_the_site(built_site: Path) -> None:
     named = re.findall(r'<(?:link|script)\b[^>]*?\b(?:href|src)="([^"#?:]+)"', html)
     assert named, "index.html names its scripts and preloads"
     # ... and the runtime's files a first visit preloads (web/boot/early-start.js).
+    named += first_visit_preloads(html)
+    missing = [path for path in named if not (built_site / path.split("?")[0]).is_file()]
+    assert not missing, f"index.html names files the site does not have: {missing}"
+
+
+def first_visit_preloads(html: str) -> list[str]:
     first_visit = re.findall(r'<meta name="py-agent-first-visit-preloads" content="([^"]+)"', html)
     assert len(first_visit) == 1, "index.html names a first visit's preloads once"
-    named += first_visit[0].split()
-    missing = [path for path in named if not (built_site / path).is_file()]
-    assert not missing, f"index.html names files the site does not have: {missing}"
+    return list(first_visit[0].split())
+
+
+def test_a_first_visit_preloads_the_runtimes_webassembly_under_its_versions_url(built_site: Path) -> None:
+    # The URL the page fetches it by (web/boot/site-cache.js, runtimeFromHttpCache), so that the
+    # preload is used, and the HTTP cache keeps it for a later visit under a URL no other build has.
+    files = {entry["path"]: entry for entry in manifest(built_site)["files"]}
+    wasm = files[HTTP_CACHED_FILE]
+    html = (built_site / "index.html").read_text(encoding="utf-8")
+    assert first_visit_preloads(html)[0] == f"{HTTP_CACHED_FILE}?v={wasm['sha256'][:16]}"
+    assert versioned_path(HTTP_CACHED_FILE, wasm["sha256"]) == first_visit_preloads(html)[0]
+    # web/boot/bytes.js writes the same URL (and names the same file).
+    bytes_js = (build.WEB / "boot" / "bytes.js").read_text(encoding="utf-8")
+    assert f'const HTTP_CACHED = "{HTTP_CACHED_FILE}";' in bytes_js
+    assert "return `${path}?v=${sha256Hex.slice(0, 16)}`;" in bytes_js
 
 
 def fnv_checksum(data: bytes) -> str:

@@ -23,7 +23,7 @@
 // The cache-name prefix and the byte helpers, shared with the page's start (a classic script that
 // sets the global pyAgentBytes).
 importScripts("boot/bytes.js");
-const { CACHE_PREFIX: PREFIX, sha256 } = pyAgentBytes;
+const { CACHE_PREFIX: PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, sha256, versionedPath } = pyAgentBytes;
 const SCOPE = new URL(/** @type {ServiceWorkerScope} */ (self).registration.scope);
 const MANIFEST_URL = new URL("manifest.json", SCOPE).href;
 const COMPLETE_KEY = new URL("__sw__/complete", SCOPE).href;
@@ -70,6 +70,9 @@ function openCache(name) {
   if (request.method !== "GET" && request.method !== "HEAD") return;
   const url = new URL(request.url);
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return;
+  // The runtime's WebAssembly under its version's URL: the page reads it from the HTTP cache
+  // (web/boot/site-cache.js, runtimeFromHttpCache), and asks here (without the version) if it is not there.
+  if (url.searchParams.has("v") && sitePath(url.href) === HTTP_CACHED) return;
   if (request.mode === "navigate" && request.destination === "document") {
     event.respondWith(navigate(event));
   } else {
@@ -278,6 +281,34 @@ async function keepVerified(cache, version, key, entry, response) {
   return true;
 }
 
+/**
+ * The runtime's WebAssembly (HTTP_CACHED), kept like the other files: fetched under its version's
+ * URL, which a first visit fetched it by (a download saved when the HTTP cache has it). Whether the
+ * HTTP cache had it (Resource Timing's deliveryType) is marked in this version's cache
+ * (HTTP_CACHE_MARK): a later visit reads it from the HTTP cache only then (web/boot/site-cache.js,
+ * runtimeFromHttpCache). A private window's HTTP cache, in memory, does not keep a file this large:
+ * its later visits ask the service worker at once, without a failed request first.
+ * @param {Cache} cache
+ * @param {SiteVersion} version
+ * @param {string} key
+ * @param {ManifestEntry} entry
+ * @returns {Promise<boolean>} whether it was kept
+ */
+async function keepRuntime(cache, version, key, entry) {
+  const url = new URL(versionedPath(entry.path, entry.sha256), SCOPE).href;
+  performance.clearResourceTimings(); // a full buffer would record nothing
+  const response = await fetch(url, { cache: "force-cache" });
+  if (!response.ok || !(await keepVerified(cache, version, key, entry, response))) return false;
+  await new Promise((resolve) => setTimeout(resolve, 0)); // its timing is recorded once its body is in
+  const fromHttpCache = performance
+    .getEntriesByName(url)
+    .some(
+      (timing) => /** @type {PerformanceResourceTiming & {deliveryType?: string}} */ (timing).deliveryType === "cache",
+    );
+  if (fromHttpCache) await cache.put(new URL(HTTP_CACHE_MARK, SCOPE).href, new Response(url));
+  return true;
+}
+
 // ---- Completing a version ----
 
 /** @param {SiteVersion} version */
@@ -298,6 +329,10 @@ async function complete(version) {
         missing.slice(i, i + 4).map(async ([entry, key]) => {
           const older = await fromOlderVersion(version, entry, key);
           if (older) return keep(cache, version, key, older);
+          if (entry.path === HTTP_CACHED) {
+            if (!(await keepRuntime(cache, version, key, entry))) failed.push(entry.path);
+            return;
+          }
           const response = await fetch(key, { cache: "no-cache" });
           if (!response.ok || !(await keepVerified(cache, version, key, entry, response))) failed.push(entry.path);
         }),

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_app_helpers import JSPI_CHECK, open_app, serve_folder
+from conftest import CHROMIUM_ARGS
+from web_app_helpers import JSPI_CHECK, open_app, serve_folder, wait_until
 
 OFFLINE_READY_TIMEOUT_MS = 180_000
 
@@ -253,6 +254,85 @@ def test_works_offline_after_the_first_visit(browser: Any, site: Site) -> None:
         assert not app.page_errors, app.page_errors
     finally:
         page.context.close()
+
+
+WASM_FETCHES = """() => performance.getEntriesByType("resource")
+  .map((e) => new URL(e.name))
+  .filter((url) => url.pathname.endsWith("/pyodide/pyodide.asm.wasm") && url.search !== "?check")
+  .map((url) => performance.getEntriesByName(url.href).map((e) => ({
+    url: url.pathname.split("/").slice(-2).join("/") + url.search,
+    from: { cache: "HTTP cache", "cache-storage": "service worker", "": "network" }[e.deliveryType] ?? e.deliveryType,
+  }))[0])"""
+HTTP_CACHE_MARK = """async () => !!(await (await caches.open(
+  (await caches.keys()).find((k) => k.startsWith("py-agent-site-")))).match("__sw__/http-cached"))"""
+
+
+def visit(context: Any, base: str) -> tuple[Any, list[str]]:
+    """A new page of the app, ready; and the errors its console shows (filled as they come)."""
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.goto(base + "/?demo-tps=0")
+    page.locator("html[data-app='ready'], html[data-app='error']").wait_for(state="attached", timeout=120_000)
+    assert page.get_attribute("html", "data-app") == "ready"
+    return page, errors
+
+
+def test_a_later_visit_reads_the_runtimes_webassembly_from_the_http_cache(
+    browser: Any, chromium_path: str, site: Site, tmp_path: Path
+) -> None:
+    """Chromium keeps V8's compiled code of a WebAssembly module fetched through the HTTP cache, not
+    of one a service worker answers from Cache Storage: pyodide.asm.wasm is fetched under its
+    version's URL, from the network on a first visit (the preload's request) and from the HTTP
+    cache on later ones (web/boot/site-cache.js, runtimeFromHttpCache), once the service worker
+    found it there. Not there (a cleared cache, a private window's), it comes from the service
+    worker as the other files do, without a failed request."""
+    files = {f["path"]: f for f in json.loads((site.folder / "manifest.json").read_text(encoding="utf-8"))["files"]}
+    versioned = f"pyodide/pyodide.asm.wasm?v={files['pyodide/pyodide.asm.wasm']['sha256'][:16]}"
+    plain = "pyodide/pyodide.asm.wasm"
+    context = browser.browser_type.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        first, _ = visit(context, site.base)
+        assert first.evaluate(WASM_FETCHES) == [{"url": versioned, "from": "network"}]
+        wait_offline_ready(first)
+        assert first.evaluate(HTTP_CACHE_MARK)
+        first.close()
+
+        later, errors = visit(context, site.base)
+        assert later.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
+        assert later.evaluate(WASM_FETCHES) == [{"url": versioned, "from": "HTTP cache"}]
+        assert not errors, errors
+        later.close()
+
+        # The HTTP cache cleared: from the service worker's cache, without the version; the mark goes.
+        cleared = context.new_page()
+        context.new_cdp_session(cleared).send("Network.clearBrowserCache")
+        cleared.close()
+        after, _ = visit(context, site.base)
+        # (the HTTP cache asked first: the mark said it had it)
+        assert after.evaluate(WASM_FETCHES)[-1] == {"url": plain, "from": "service worker"}
+        assert after.evaluate("() => window.pyAgent.boot.snapshot") == "restored"
+        wait_until(lambda: not after.evaluate(HTTP_CACHE_MARK))
+        after.close()
+        again, errors = visit(context, site.base)  # no failed request first
+        assert again.evaluate(WASM_FETCHES) == [{"url": plain, "from": "service worker"}]
+        assert not errors, errors
+    finally:
+        context.close()
+
+    # A context whose HTTP cache is in memory (a private window's: it keeps no file this large).
+    app = open_app(browser, site.base)
+    try:
+        wait_offline_ready(app.page)
+        assert not app.page.evaluate(HTTP_CACHE_MARK)
+        console = len(app.console)
+        reload_ready(app.page)
+        assert app.page.evaluate(WASM_FETCHES) == [{"url": plain, "from": "service worker"}]
+        assert not [line for line in app.console[console:] if line.startswith("error:")], app.console
+    finally:
+        app.page.context.close()
 
 
 def test_a_new_build_is_used_at_the_next_visit(browser: Any, site: Site) -> None:

@@ -15,6 +15,7 @@
 // any sub-path. window.pyAgent.timings: each step's milliseconds; window.pyAgent.marks: finer
 // points of the boot, in milliseconds since navigation start.
 
+import "./bytes.js";
 import { BootError, incompleteSiteHint, networkHint, pythonRaised } from "./boot-error.js";
 import {
   finishStep,
@@ -48,6 +49,7 @@ import {
   makeSnapshot,
   readAhead,
   readSnapshot,
+  runtimeFromHttpCache,
   snapshotPlan,
   versionOf,
 } from "./site-cache.js";
@@ -62,6 +64,7 @@ export { firstScreenDrawn } from "./first-screen.js";
 /** @typedef {import("./unpack.js").Unpacking} Unpacking */
 
 const SITE = new URL("../", import.meta.url);
+const { HTTP_CACHED, versionedPath } = pyAgentBytes;
 /** @type {Record<string, number>} finer points of the boot: name -> ms since navigation start (window.pyAgent.marks) */
 const marks = {};
 /**
@@ -88,10 +91,15 @@ function siteUrl(path) {
 /**
  * @param {import("./messages.js").SiteFile[]} files
  * @param {(file: import("./messages.js").SiteFile, entry: PerformanceEntry) => void} onDone
+ * @param {Manifest} manifest
  * @returns {() => void} stops watching
  */
-function watchDownloads(files, onDone) {
+function watchDownloads(files, onDone, manifest) {
   const pending = new Map(files.map((f) => [siteUrl(f.file), f]));
+  // The runtime's WebAssembly is fetched under its version's URL (site-cache.js, runtimeFromHttpCache).
+  const runtime = manifest.files?.find((f) => f.path === HTTP_CACHED);
+  const wasm = files.find((f) => f.file === HTTP_CACHED);
+  if (runtime && wasm) pending.set(siteUrl(versionedPath(runtime.path, runtime.sha256)), wasm);
   const seen = new Set();
   const observer = new PerformanceObserver((list) => {
     if (hasFailed()) return;
@@ -192,17 +200,21 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   const runtimeBytes = manifest.runtime.reduce((sum, f) => sum + f.size, 0);
   let arrived = 0;
   let compileStarted = false;
-  const stopWatching = watchDownloads(manifest.runtime, (file) => {
-    arrived += file.size;
-    stepProgress.download = arrived / runtimeBytes;
-    setStepStatus("download", "active", `${formatBytes(arrived)} of ${formatBytes(runtimeBytes)}`);
-    renderProgress();
-    if (arrived >= runtimeBytes && !compileStarted) {
-      compileStarted = true;
-      finishStep("download", formatBytes(runtimeBytes));
-      startStep("compile");
-    }
-  });
+  const stopWatching = watchDownloads(
+    manifest.runtime,
+    (file) => {
+      arrived += file.size;
+      stepProgress.download = arrived / runtimeBytes;
+      setStepStatus("download", "active", `${formatBytes(arrived)} of ${formatBytes(runtimeBytes)}`);
+      renderProgress();
+      if (arrived >= runtimeBytes && !compileStarted) {
+        compileStarted = true;
+        finishStep("download", formatBytes(runtimeBytes));
+        startStep("compile");
+      }
+    },
+    manifest,
+  );
   setStepStatus("download", "active", `0 of ${formatBytes(runtimeBytes)}`);
 
   const indexURL = siteUrl(manifest.index_url);
@@ -229,6 +241,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   });
   const showStackSwitching = hideStackSwitching();
   const restoreTableSet = acceptJsFunctionsInTable();
+  const restoreFetch = runtimeFromHttpCache(siteUrl, manifest, siteVersion);
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles
@@ -292,6 +305,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
     wasm.restore();
     showStackSwitching();
     restoreTableSet();
+    restoreFetch();
     stopWatching();
     unpacking.compile();
   }

@@ -38,6 +38,26 @@ var pyAgentBytes = (() => {
     return hex(await crypto.subtle.digest("SHA-256", /** @type {BufferSource} */ (bytes)));
   }
 
-  return Object.freeze({ CACHE_PREFIX, hex, base64, sha256 });
+  /**
+   * The runtime's WebAssembly, which a later visit reads from the browser's HTTP cache rather than
+   * from the service worker's Cache Storage: Chromium keeps V8's compiled code of a WebAssembly
+   * module it fetched through the HTTP cache, not of one a service worker answered, and Python
+   * then runs that code from the start (BENCHMARKS.md, "Time to ready"). Under a URL of its own
+   * version (versionedPath), which the service worker leaves to the browser.
+   */
+  const HTTP_CACHED = "pyodide/pyodide.asm.wasm";
+  /** Where web/sw.js marks, in a version's cache, that the HTTP cache has HTTP_CACHED (its URL). */
+  const HTTP_CACHE_MARK = "__sw__/http-cached";
+
+  /**
+   * @param {string} path a site path
+   * @param {string} sha256Hex its sha256 in manifest.json
+   * @returns {string} the path with its version: `<path>?v=<the first 16 hex digits of its sha256>`
+   */
+  function versionedPath(path, sha256Hex) {
+    return `${path}?v=${sha256Hex.slice(0, 16)}`;
+  }
+
+  return Object.freeze({ CACHE_PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, hex, base64, sha256, versionedPath });
 })();
 globalThis.pyAgentBytes = pyAgentBytes;
