@@ -678,6 +678,36 @@ def targets(
 
 
 NOTES = """
+Ready, issue 32, third round, fourth pass (2026-12-06, session 15; a machine of the same kind whose
+floor page took 390-460 ms, against 618-684 ms in session 14's runs). Marks, Chromium traces (with
+V8's sampling profiler) and A/B runs (4-5 warm visits per profile, 2-3 profiles per build, the
+builds alternating) found two costs the floor page does not have:
+- the page's ~60 modules, each fetched through the service worker and made a module record before
+  the first screen and before ready: the build bundles them (buildsys/bundle.py, esbuild: about ten
+  files, minified, with source maps): ready 919 -> 832 ms, the first screen 246 -> 217 ms
+  (web/boot/early.js evaluated at 123 ms instead of 170) in one A/B run;
+- V8's compiled code of the runtime's WebAssembly: Chromium keeps it for a module fetched through
+  the HTTP cache, as the floor page's is, and not for one a service worker answers from Cache
+  Storage. Without it Python runs lazily compiled code: the app's start after Python's took ~135
+  ms against ~80 ms with it. A later visit now reads pyodide.asm.wasm from the HTTP cache, under
+  its version's URL, when the service worker says it is there (web/boot/site-cache.js
+  `runtimeFromHttpCache`, web/sw.js `answerHttpCached`; docs/boot.md, "A warm visit"): ready
+  849 -> 784 ms (2.03x -> 1.87x the floor) in one A/B run.
+Tried and left out (A/B runs): manifest.json asked for by web/boot/early-start.js at once (the
+service worker answered it ~150 ms later anyway: no gain); no preloads of the front-end libraries
+and of the chunks loaded after ready (no gain); the read-ahead worker bundled (no gain); the
+WebAssembly kept in Cache Storage as fetched rather than rebuilt from its bytes (no compiled code
+kept either); the WebAssembly fetched with a request header the service worker leaves alone (the
+compiled code was not used: only a request under the URL the first visit compiled it from gets it).
+In this benchmark: ready warm 1.93x (875 / 454 ms) with the bundle alone, 1.86x (837 / 450 ms) with
+both (the first screen 184 and 193 ms; 4x throttled 1.76x and 1.45x). That second run had the HTTP
+cache's mark kept by the service worker in place of its answer to the page's question; the answer
+replaced it after (the mark could be stale, and a wrong one cost a failed request in the page's
+console), measured again in an A/B run (above: 1.87x).
+What is left beyond the floor: the runtime's compile starts ~350 ms after navigation (~185 ms in
+the floor page), after the first screen and boot.js's manifest, snapshot record and loader; and the
+app's start after Python's (~80-95 ms: the open session read from IndexedDB, opened and drawn).
+
 Ready, issue 32, third round, third pass (2026-12-06, session 14; read the load above). A Chromium
 trace of a warm visit showed the page's thread busy for ~98% of the time from navigation to
 ready: what is left is work on that thread, not waiting. Found in traces, marks put into the page

@@ -23,7 +23,7 @@
 // The cache-name prefix and the byte helpers, shared with the page's start (a classic script that
 // sets the global pyAgentBytes).
 importScripts("boot/bytes.js");
-const { CACHE_PREFIX: PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, sha256, versionedPath } = pyAgentBytes;
+const { CACHE_PREFIX: PREFIX, HTTP_CACHED, sha256, versionedPath } = pyAgentBytes;
 const SCOPE = new URL(/** @type {ServiceWorkerScope} */ (self).registration.scope);
 const MANIFEST_URL = new URL("manifest.json", SCOPE).href;
 const COMPLETE_KEY = new URL("__sw__/complete", SCOPE).href;
@@ -81,6 +81,10 @@ function openCache(name) {
 });
 
 /** @type {ServiceWorkerScope} */ (self).addEventListener("message", (event) => {
+  if (event.data?.type === "http-cached") {
+    event.waitUntil(answerHttpCached(event));
+    return;
+  }
   if (event.data?.type !== "cache-site") return;
   const port = event.ports[0];
   event.waitUntil(
@@ -282,12 +286,8 @@ async function keepVerified(cache, version, key, entry, response) {
 }
 
 /**
- * The runtime's WebAssembly (HTTP_CACHED), kept like the other files: fetched under its version's
- * URL, which a first visit fetched it by (a download saved when the HTTP cache has it). Whether the
- * HTTP cache had it (Resource Timing's deliveryType) is marked in this version's cache
- * (HTTP_CACHE_MARK): a later visit reads it from the HTTP cache only then (web/boot/site-cache.js,
- * runtimeFromHttpCache). A private window's HTTP cache, in memory, does not keep a file this large:
- * its later visits ask the service worker at once, without a failed request first.
+ * The runtime's WebAssembly (HTTP_CACHED), kept like the other files but fetched under its
+ * version's URL, which a first visit fetched it by: a download saved when the HTTP cache has it.
  * @param {Cache} cache
  * @param {SiteVersion} version
  * @param {string} key
@@ -295,18 +295,31 @@ async function keepVerified(cache, version, key, entry, response) {
  * @returns {Promise<boolean>} whether it was kept
  */
 async function keepRuntime(cache, version, key, entry) {
-  const url = new URL(versionedPath(entry.path, entry.sha256), SCOPE).href;
-  performance.clearResourceTimings(); // a full buffer would record nothing
-  const response = await fetch(url, { cache: "force-cache" });
-  if (!response.ok || !(await keepVerified(cache, version, key, entry, response))) return false;
-  await new Promise((resolve) => setTimeout(resolve, 0)); // its timing is recorded once its body is in
-  const fromHttpCache = performance
-    .getEntriesByName(url)
-    .some(
-      (timing) => /** @type {PerformanceResourceTiming & {deliveryType?: string}} */ (timing).deliveryType === "cache",
-    );
-  if (fromHttpCache) await cache.put(new URL(HTTP_CACHE_MARK, SCOPE).href, new Response(url));
-  return true;
+  const response = await fetch(new URL(versionedPath(entry.path, entry.sha256), SCOPE), { cache: "force-cache" });
+  return response.ok && (await keepVerified(cache, version, key, entry, response));
+}
+
+/**
+ * Whether the HTTP cache has a file of the site (the page's {type: "http-cached", url}, answered on
+ * its port): web/boot/site-cache.js runtimeFromHttpCache asks before it reads the runtime's
+ * WebAssembly from there. Asked here, a miss (a private window's HTTP cache, in memory, does not
+ * keep a file this large; an evicted one) costs the page no failed request of its own.
+ * @param {ExtendableMessageEvent} event
+ */
+async function answerHttpCached(event) {
+  const port = event.ports[0];
+  let cached = false;
+  try {
+    const url = new URL(String(/** @type {{url?: unknown}} */ (event.data).url), SCOPE);
+    if (url.origin === SCOPE.origin && sitePath(url.href) === HTTP_CACHED) {
+      const response = await fetch(url, { cache: "only-if-cached", mode: "same-origin" });
+      cached = response.ok;
+      await response.body?.cancel();
+    }
+  } catch {
+    cached = false; // not in the HTTP cache
+  }
+  port?.postMessage({ cached });
 }
 
 // ---- Completing a version ----

@@ -241,7 +241,7 @@ async function startPython(manifest, snapshotPromise, unpacking) {
   });
   const showStackSwitching = hideStackSwitching();
   const restoreTableSet = acceptJsFunctionsInTable();
-  const restoreFetch = runtimeFromHttpCache(siteUrl, manifest, siteVersion);
+  const restoreFetch = runtimeFromHttpCache(siteUrl, manifest);
   let pyodide;
   let restored = false;
   const snapshot = await snapshotPromise; // its record: its bytes are read while the runtime compiles

@@ -46,8 +46,6 @@ var pyAgentBytes = (() => {
    * version (versionedPath), which the service worker leaves to the browser.
    */
   const HTTP_CACHED = "pyodide/pyodide.asm.wasm";
-  /** Where web/sw.js marks, in a version's cache, that the HTTP cache has HTTP_CACHED (its URL). */
-  const HTTP_CACHE_MARK = "__sw__/http-cached";
 
   /**
    * @param {string} path a site path
@@ -58,6 +56,6 @@ var pyAgentBytes = (() => {
     return `${path}?v=${sha256Hex.slice(0, 16)}`;
   }
 
-  return Object.freeze({ CACHE_PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, hex, base64, sha256, versionedPath });
+  return Object.freeze({ CACHE_PREFIX, HTTP_CACHED, hex, base64, sha256, versionedPath });
 })();
 globalThis.pyAgentBytes = pyAgentBytes;

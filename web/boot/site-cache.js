@@ -22,7 +22,7 @@ import { findSnapshot, SNAPSHOT_PATH, shippedSnapshot, snapshotResponse } from "
 /** @typedef {import("./messages.js").CacheSiteReply} CacheSiteReply */
 /** @typedef {(path: string) => string} SiteUrl */
 
-const { CACHE_PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, sha256, versionedPath } = pyAgentBytes;
+const { CACHE_PREFIX, HTTP_CACHED, sha256, versionedPath } = pyAgentBytes;
 
 /**
  * While Python starts: Pyodide's request for the runtime's WebAssembly (HTTP_CACHED, bytes.js) goes
@@ -31,31 +31,24 @@ const { CACHE_PREFIX, HTTP_CACHED, HTTP_CACHE_MARK, sha256, versionedPath } = py
  * code from the start (measured: the app's start after Python's ~130 ms -> ~80 ms).
  * - A first visit (no service worker answers the page) fetches that URL from the network, which
  *   index.html's first-visit preload asked for already (the build writes the version into it).
- * - A later visit takes it from the HTTP cache only (`only-if-cached`: never the network), and only
- *   when the service worker found it there when it cached the site (HTTP_CACHE_MARK: a private
- *   window's cache does not keep it). Not there after all (evicted), or not the manifest's size:
- *   the request goes to the service worker as it would have, without the version, and the mark
- *   is dropped.
+ * - A later visit takes it from the HTTP cache only (`only-if-cached`: never the network), once the
+ *   service worker said the HTTP cache has it (web/sw.js answerHttpCached: asked there, a miss
+ *   costs this page no failed request; a private window's cache does not keep a file this large).
+ *   Not there after all, or not the manifest's size: the request goes to the service worker as it
+ *   would have, without the version.
  * Returns what puts fetch back.
  * @param {SiteUrl} siteUrl
  * @param {Manifest} manifest
- * @param {string | null} version the site's version (versionOf)
  * @returns {() => void}
  */
-export function runtimeFromHttpCache(siteUrl, manifest, version) {
+export function runtimeFromHttpCache(siteUrl, manifest) {
   const entry = manifest.files?.find((file) => file.path === HTTP_CACHED);
   if (!entry) return () => {};
   const plain = siteUrl(HTTP_CACHED);
   const versioned = siteUrl(versionedPath(entry.path, entry.sha256));
-  const controlled = Boolean(navigator.serviceWorker?.controller);
-  const mark = siteUrl(HTTP_CACHE_MARK);
-  const cache = controlled && version ? caches.open(CACHE_PREFIX + version).catch(() => null) : null;
-  const marked = cache
-    ?.then((opened) => opened?.match(mark))
-    .then(
-      (found) => found?.ok === true,
-      () => false,
-    );
+  const worker = navigator.serviceWorker?.controller ?? null;
+  const controlled = Boolean(worker);
+  const cached = worker ? askHttpCached(worker, versioned) : Promise.resolve(false);
   const original = globalThis.fetch;
   /** @type {typeof fetch} */
   const runtimeFetch = (input, init) => {
@@ -63,13 +56,16 @@ export function runtimeFromHttpCache(siteUrl, manifest, version) {
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
     // Only Pyodide's own request (not checkRuntimeFiles' HEAD of the same file, host-faults.js).
     if (url !== plain || method !== "GET") return original.call(globalThis, input, init);
-    if (!controlled) return original.call(globalThis, versioned, init);
+    if (!controlled) {
+      // (A host that does not ignore the query, and answers 404: the file as it is named.)
+      return original.call(globalThis, versioned, init).then((response) => {
+        if (response.ok) return response;
+        response.body?.cancel().catch(() => {});
+        return original.call(globalThis, input, init);
+      });
+    }
     const viaWorker = () => original.call(globalThis, input, init);
-    const missed = () => {
-      cache?.then((opened) => opened?.delete(mark)).catch(() => {});
-      return viaWorker();
-    };
-    return Promise.resolve(marked).then((found) => {
+    return cached.then((found) => {
       if (!found) return viaWorker();
       return original
         .call(globalThis, versioned, { ...init, cache: "only-if-cached", mode: "same-origin" })
@@ -78,14 +74,38 @@ export function runtimeFromHttpCache(siteUrl, manifest, version) {
           const size = Number(response.headers.get("content-length") ?? entry.size);
           if (response.ok && (encoded || size === entry.size)) return response;
           response.body?.cancel().catch(() => {});
-          return missed();
-        }, missed);
+          return viaWorker();
+        }, viaWorker);
     });
   };
   globalThis.fetch = runtimeFetch;
   return () => {
     if (globalThis.fetch === runtimeFetch) globalThis.fetch = original;
   };
+}
+
+/**
+ * The service worker's answer (web/sw.js answerHttpCached): whether the HTTP cache has `url`;
+ * false when it does not answer within a second.
+ * @param {ServiceWorker} worker
+ * @param {string} url
+ * @returns {Promise<boolean>}
+ */
+function askHttpCached(worker, url) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(false), 1000);
+    channel.port1.onmessage = (event) => {
+      clearTimeout(timer);
+      resolve(event.data?.cached === true);
+    };
+    try {
+      worker.postMessage({ type: "http-cached", url }, [channel.port2]);
+    } catch {
+      clearTimeout(timer);
+      resolve(false);
+    }
+  });
 }
 
 /**
