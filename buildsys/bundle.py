@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .config import BUNDLE_DIR, BUNDLE_ENTRIES, BUNDLE_SCRIPT, BUNDLER_PACKAGE, CACHE, BuildError, log
+from .config import BUNDLE_ENTRIES, BUNDLE_SCRIPT, BUNDLER_PACKAGE, CACHE, BuildError, log
 from .downloads import fetch_pinned
 from .pins import Lock
 
@@ -31,7 +31,7 @@ PRELOAD_GROUP = re.compile(
     r'(\n[ \t]*<!--(?:(?!-->).)*-->)((?:\n[ \t]*<link rel="modulepreload" href="[^"]+">)+)', re.S
 )
 BUNDLE_MARK = "\0bundle\0"
-APP_SCRIPT = '<script type="module" src="{}"></script>'
+MODULE_SCRIPT = '<script type="module" src="{}"></script>'
 
 
 def bundle_page_modules(site: Path, lock: Lock) -> dict[str, Any] | None:
@@ -51,23 +51,17 @@ def bundle_page_modules(site: Path, lock: Lock) -> dict[str, Any] | None:
     if result.returncode != 0:
         raise BuildError(f"bundling the page's modules failed:\n{result.stderr.strip()[-1500:]}")
     bundled = json.loads(result.stdout)
-    (site / "app.js").unlink()
+    for entry, output in bundled["entries"].items():
+        if output != entry:
+            (site / entry).unlink()  # written elsewhere: index.html names its output instead
     index = site / "index.html"
     index.write_bytes(load_bundle(index.read_bytes().decode("utf-8"), bundled).encode("utf-8"))
-    return {
-        "entries": {entry: entry_output(entry) for entry in BUNDLE_ENTRIES},
-        "preloads": bundled["preloads"],
-    }
-
-
-def entry_output(entry: str) -> str:
-    """Where scripts/bundle.mjs writes an entry: in its own folder, or in BUNDLE_DIR when at the root."""
-    return entry if "/" in entry else f"{BUNDLE_DIR}/{entry}"
+    return {"entries": bundled["entries"], "preloads": bundled["preloads"]}
 
 
 def load_bundle(html: str, bundled: dict[str, Any]) -> str:
     """index.html loading the bundle: the bundled modules' preloads replaced by the bundle's files
-    (where the first of them was), app.js's module script by the bundle's entry."""
+    (where the first of them was), the module script of an entry written elsewhere by its output."""
     inputs = set(bundled["inputs"])
     first = next((m for m in PRELOAD.finditer(html) if m.group(1) in inputs), None)
     if first is None:
@@ -83,10 +77,14 @@ def load_bundle(html: str, bundled: dict[str, Any]) -> str:
     html = PRELOAD_GROUP.sub(lambda m: "" if set(PRELOAD.findall(m.group(2))) <= inputs else m.group(0), html)
     html = PRELOAD.sub(lambda m: "" if m.group(1) in inputs else m.group(0), html)
     html = html.replace(BUNDLE_MARK, preloads, 1)
-    app = APP_SCRIPT.format("app.js")
-    if html.count(app) != 1:
-        raise BuildError(f"web/index.html must hold {app} exactly once")
-    return html.replace(app, APP_SCRIPT.format(entry_output("app.js")))
+    for entry, output in bundled["entries"].items():
+        if output == entry:
+            continue
+        script = MODULE_SCRIPT.format(entry)
+        if html.count(script) != 1:
+            raise BuildError(f"web/index.html must hold {script} exactly once")
+        html = html.replace(script, MODULE_SCRIPT.format(output))
+    return html
 
 
 def esbuild_package(lock: Lock) -> Path:

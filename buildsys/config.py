@@ -83,16 +83,16 @@ VENDOR_DIR = "vendor"
 
 # The page's own modules, bundled by the build (buildsys/bundle.py runs scripts/bundle.mjs under
 # Node.js): each entry below becomes one module and the code the entries share a few chunks in
-# BUNDLE_DIR. Loaded one by one, the ~60 modules each cost the page's thread a fetch through the
+# bundle/. Loaded one by one, the ~60 modules each cost the page's thread a fetch through the
 # service worker and a module record, before the first screen and again before ready
 # (BENCHMARKS.md, "Time to ready"). esbuild as its WebAssembly build: one npm tarball, pinned in
 # build.lock.json ("npm") like the front-end libraries, that runs on every platform Node.js does.
 BUNDLER_PACKAGE = ("esbuild-wasm", "0.28.2")
 BUNDLE_SCRIPT = ROOT / "scripts" / "bundle.mjs"
 # index.html's module scripts: the first screen's (web/boot/early-start.js imports it), the start's
-# and the app's. Their names stay: the bundled entries are written over them.
+# and the app's. An entry in a folder is written over itself, one at the site's root into bundle/
+# (scripts/bundle.mjs says where: manifest.json's "bundle" entries).
 BUNDLE_ENTRIES = ("boot/early.js", "boot/boot.js", "app.js")
-BUNDLE_DIR = "bundle"
 
 
 # Left out of the site's py_agent wheel (paths relative to py_agent/): CPython-only code. The

@@ -19,9 +19,10 @@
 // Minified, with names kept (error messages and stack traces name the app's functions), and a
 // source map per file that holds the sources.
 //
-// Prints {outputs, inputs, preloads} as JSON: every file written, every module bundled (site
-// paths), and the files the page should preload, in order: each entry's static imports, then the
-// entry, entries in the order given, then the chunks loaded later (dynamic imports).
+// Prints {outputs, inputs, entries, preloads} as JSON: every file written, every module bundled
+// (site paths), where each entry was written ({entry: output}), and the files the page should
+// preload, in order: each entry's static imports, then the entry, entries in the order given, then
+// the chunks loaded later (dynamic imports).
 
 import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -112,6 +113,7 @@ process.stdout.write(
   JSON.stringify({
     outputs: outputs.sort(),
     inputs: Object.keys(result.metafile.inputs).sort(),
+    entries: Object.fromEntries(entries.map((entry) => [entry, entryOutput.get(entry)])),
     preloads,
   }),
 );

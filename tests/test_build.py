@@ -232,6 +232,7 @@ def test_index_html_is_made_to_load_the_bundle() -> None:
 </head>"""
     bundled = {
         "inputs": ["app.js", "boot/boot.js", "boot/bytes.js", "boot/early.js", "boot/runtime.js", "ui/dom.js"],
+        "entries": {"boot/early.js": "boot/early.js", "boot/boot.js": "boot/boot.js", "app.js": "bundle/app.js"},
         "preloads": ["bundle/chunk-A.js", "boot/early.js", "boot/boot.js", "bundle/app.js"],
     }
     assert (
@@ -252,4 +253,4 @@ def test_index_html_is_made_to_load_the_bundle() -> None:
 </head>"""
     )
     with pytest.raises(buildsys.config.BuildError, match="preloads none of the bundled modules"):
-        load_bundle(html, {"inputs": ["other.js"], "preloads": []})
+        load_bundle(html, {"inputs": ["other.js"], "entries": {}, "preloads": []})

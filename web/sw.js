@@ -286,20 +286,6 @@ async function keepVerified(cache, version, key, entry, response) {
 }
 
 /**
- * The runtime's WebAssembly (HTTP_CACHED), kept like the other files but fetched under its
- * version's URL, which a first visit fetched it by: a download saved when the HTTP cache has it.
- * @param {Cache} cache
- * @param {SiteVersion} version
- * @param {string} key
- * @param {ManifestEntry} entry
- * @returns {Promise<boolean>} whether it was kept
- */
-async function keepRuntime(cache, version, key, entry) {
-  const response = await fetch(new URL(versionedPath(entry.path, entry.sha256), SCOPE), { cache: "force-cache" });
-  return response.ok && (await keepVerified(cache, version, key, entry, response));
-}
-
-/**
  * Whether the HTTP cache has a file of the site (the page's {type: "http-cached", url}, answered on
  * its port): web/boot/site-cache.js runtimeFromHttpCache asks before it reads the runtime's
  * WebAssembly from there. Asked here, a miss (a private window's HTTP cache, in memory, does not
@@ -342,11 +328,12 @@ async function complete(version) {
         missing.slice(i, i + 4).map(async ([entry, key]) => {
           const older = await fromOlderVersion(version, entry, key);
           if (older) return keep(cache, version, key, older);
-          if (entry.path === HTTP_CACHED) {
-            if (!(await keepRuntime(cache, version, key, entry))) failed.push(entry.path);
-            return;
-          }
-          const response = await fetch(key, { cache: "no-cache" });
+          // The runtime's WebAssembly under its version's URL, which a first visit fetched it by
+          // (web/boot/site-cache.js, runtimeFromHttpCache): a download saved when the HTTP cache has it.
+          const response =
+            entry.path === HTTP_CACHED
+              ? await fetch(new URL(versionedPath(entry.path, entry.sha256), SCOPE), { cache: "force-cache" })
+              : await fetch(key, { cache: "no-cache" });
           if (!response.ok || !(await keepVerified(cache, version, key, entry, response))) failed.push(entry.path);
         }),
       );

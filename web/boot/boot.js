@@ -15,7 +15,6 @@
 // any sub-path. window.pyAgent.timings: each step's milliseconds; window.pyAgent.marks: finer
 // points of the boot, in milliseconds since navigation start.
 
-import "./bytes.js";
 import { BootError, incompleteSiteHint, networkHint, pythonRaised } from "./boot-error.js";
 import {
   finishStep,
@@ -51,6 +50,7 @@ import {
   readSnapshot,
   runtimeFromHttpCache,
   snapshotPlan,
+  versionedRuntime,
   versionOf,
 } from "./site-cache.js";
 import { afterRestore, restoreOptions } from "./snapshot.js";
@@ -64,7 +64,6 @@ export { firstScreenDrawn } from "./first-screen.js";
 /** @typedef {import("./unpack.js").Unpacking} Unpacking */
 
 const SITE = new URL("../", import.meta.url);
-const { HTTP_CACHED, versionedPath } = pyAgentBytes;
 /** @type {Record<string, number>} finer points of the boot: name -> ms since navigation start (window.pyAgent.marks) */
 const marks = {};
 /**
@@ -97,9 +96,9 @@ function siteUrl(path) {
 function watchDownloads(files, onDone, manifest) {
   const pending = new Map(files.map((f) => [siteUrl(f.file), f]));
   // The runtime's WebAssembly is fetched under its version's URL (site-cache.js, runtimeFromHttpCache).
-  const runtime = manifest.files?.find((f) => f.path === HTTP_CACHED);
-  const wasm = files.find((f) => f.file === HTTP_CACHED);
-  if (runtime && wasm) pending.set(siteUrl(versionedPath(runtime.path, runtime.sha256)), wasm);
+  const runtime = versionedRuntime(siteUrl, manifest);
+  const wasm = runtime && files.find((f) => f.file === runtime.entry.path);
+  if (wasm) pending.set(runtime.url, wasm);
   const seen = new Set();
   const observer = new PerformanceObserver((list) => {
     if (hasFailed()) return;

@@ -42,12 +42,11 @@ const { CACHE_PREFIX, HTTP_CACHED, sha256, versionedPath } = pyAgentBytes;
  * @returns {() => void}
  */
 export function runtimeFromHttpCache(siteUrl, manifest) {
-  const entry = manifest.files?.find((file) => file.path === HTTP_CACHED);
-  if (!entry) return () => {};
-  const plain = siteUrl(HTTP_CACHED);
-  const versioned = siteUrl(versionedPath(entry.path, entry.sha256));
+  const runtime = versionedRuntime(siteUrl, manifest);
+  if (!runtime) return () => {};
+  const { entry, url: versioned } = runtime;
+  const plain = siteUrl(entry.path);
   const worker = navigator.serviceWorker?.controller ?? null;
-  const controlled = Boolean(worker);
   const cached = worker ? askHttpCached(worker, versioned) : Promise.resolve(false);
   const original = globalThis.fetch;
   /** @type {typeof fetch} */
@@ -56,7 +55,7 @@ export function runtimeFromHttpCache(siteUrl, manifest) {
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
     // Only Pyodide's own request (not checkRuntimeFiles' HEAD of the same file, host-faults.js).
     if (url !== plain || method !== "GET") return original.call(globalThis, input, init);
-    if (!controlled) {
+    if (!worker) {
       // (A host that does not ignore the query, and answers 404: the file as it is named.)
       return original.call(globalThis, versioned, init).then((response) => {
         if (response.ok) return response;
@@ -82,6 +81,18 @@ export function runtimeFromHttpCache(siteUrl, manifest) {
   return () => {
     if (globalThis.fetch === runtimeFetch) globalThis.fetch = original;
   };
+}
+
+/**
+ * The runtime's WebAssembly (HTTP_CACHED): its manifest entry and the URL of its version, which
+ * runtimeFromHttpCache fetches it by; null when the manifest does not list it.
+ * @param {SiteUrl} siteUrl
+ * @param {Manifest} manifest
+ * @returns {{entry: {path: string, size: number, sha256: string}, url: string} | null}
+ */
+export function versionedRuntime(siteUrl, manifest) {
+  const entry = manifest.files?.find((file) => file.path === HTTP_CACHED);
+  return entry ? { entry, url: siteUrl(versionedPath(entry.path, entry.sha256)) } : null;
 }
 
 /**
